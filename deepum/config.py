@@ -1,0 +1,81 @@
+"""DeepUMConfig: the sizes of the correlation tables, the lookahead and the policy switches."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+# Bytes each table element costs in the native implementation (used for the memory bound).
+_EXEC_RECORD_BYTES = 8 * 4          # 3 history IDs + next ID
+_EXEC_ENTRY_BYTES = 8 + 8           # key + bookkeeping
+_BLOCK_WAY_BYTES = 8                # tag
+_BLOCK_SUCCESSOR_BYTES = 8          # one successor block number
+
+
+@dataclasses.dataclass(frozen=True)
+class DeepUMConfig:
+    """Configuration of the DeepUM correlation prefetcher.
+
+    lookahead: kernels predicted ahead of the running one (paper: 32 best of 8..256).
+    exec_ids: execution IDs tracked at once (each has one exec-ID entry and one UM-block table);
+        the least recently launched one is dropped when a new one arrives past this bound.
+    exec_records: successor records kept per exec-ID entry (MRU replacement).
+    block_rows, block_ways, block_successors: shape of each per-exec-ID UM-block table
+        (paper: 2048 rows, 2 ways, 4 successors).
+    chain_blocks: most blocks one kernel's chain walk may yield.
+    prefetch, pre_evict, invalidate: switches of the deepum policy (for ablation).
+    """
+
+    lookahead: int = 32
+    exec_ids: int = 16384
+    exec_records: int = 4
+    block_rows: int = 2048
+    block_ways: int = 2
+    block_successors: int = 4
+    chain_blocks: int = 4096
+    prefetch: bool = True
+    pre_evict: bool = True
+    invalidate: bool = True
+
+    def __post_init__(self):
+        for name in ("lookahead", "exec_ids", "exec_records", "block_rows", "block_ways",
+                     "block_successors", "chain_blocks"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"DeepUMConfig.{name} must be a positive integer, got {value!r}")
+        for name in ("prefetch", "pre_evict", "invalidate"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"DeepUMConfig.{name} must be true or false, got {getattr(self, name)!r}")
+
+    def table_bytes_bound(self) -> int:
+        """Upper bound, in bytes, on the memory the tables can hold with this configuration."""
+        per_exec_entry = _EXEC_ENTRY_BYTES + self.exec_records * _EXEC_RECORD_BYTES
+        per_way = _BLOCK_WAY_BYTES + self.block_successors * _BLOCK_SUCCESSOR_BYTES
+        # +1 row: the start row that holds the kernel's first-fault blocks.
+        per_block_table = (self.block_rows * self.block_ways + 1) * per_way + 8
+        return self.exec_ids * (per_exec_entry + per_block_table)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "DeepUMConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown DeepUMConfig keys {unknown}; known keys are {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "DeepUMConfig":
+        """Reads a JSON file: either a config object or `deepum tune` output (its "config" member)."""
+        try:
+            data = json.loads(Path(path).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"cannot read DeepUM config {path}: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"DeepUM config {path} must hold a JSON object")
+        return cls.from_dict(data.get("config", data))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
