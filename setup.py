@@ -4,7 +4,7 @@ from setuptools import setup
 
 native = Pybind11Extension(
     "deepum._native",
-    ["driver_hooks/module.cpp"],
+    ["driver_hooks/module.cpp", "driver_hooks/correlation_bindings.cpp", "driver_hooks/uvm_model_bindings.cpp"],
     include_dirs=["driver_hooks"],
     cxx_std=17,
     extra_compile_args=["-O3"],

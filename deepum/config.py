@@ -5,11 +5,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-# Bytes each table element costs in the native implementation (used for the memory bound).
-_EXEC_RECORD_BYTES = 8 * 4          # 3 history IDs + next ID
-_EXEC_ENTRY_BYTES = 8 + 8           # key + bookkeeping
-_BLOCK_WAY_BYTES = 8                # tag
-_BLOCK_SUCCESSOR_BYTES = 8          # one successor block number
+from .tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_BYTES, EXEC_ENTRY_BYTES,
+                     EXEC_RECORD_BYTES)
+
+LEARN_FROM = ("accesses", "faults")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,6 +22,10 @@ class DeepUMConfig:
     block_rows, block_ways, block_successors: shape of each per-exec-ID UM-block table
         (paper: 2048 rows, 2 ways, 4 successors).
     chain_blocks: most blocks one kernel's chain walk may yield.
+    learn_from: what the UM-block tables learn from: "faults" (the blocks each kernel faults on, as
+        DeepUM's driver sees them) or "accesses" (every block the kernel's arguments cover, which
+        the launch hook reads anyway to compute the execution ID; learns in one iteration what
+        faults reveal over several).
     prefetch, pre_evict, invalidate: switches of the deepum policy (for ablation).
     """
 
@@ -33,6 +36,7 @@ class DeepUMConfig:
     block_ways: int = 2
     block_successors: int = 4
     chain_blocks: int = 4096
+    learn_from: str = "accesses"
     prefetch: bool = True
     pre_evict: bool = True
     invalidate: bool = True
@@ -43,16 +47,18 @@ class DeepUMConfig:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"DeepUMConfig.{name} must be a positive integer, got {value!r}")
+        if self.learn_from not in LEARN_FROM:
+            raise ValueError(f"DeepUMConfig.learn_from must be one of {LEARN_FROM}, got {self.learn_from!r}")
         for name in ("prefetch", "pre_evict", "invalidate"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"DeepUMConfig.{name} must be true or false, got {getattr(self, name)!r}")
 
     def table_bytes_bound(self) -> int:
         """Upper bound, in bytes, on the memory the tables can hold with this configuration."""
-        per_exec_entry = _EXEC_ENTRY_BYTES + self.exec_records * _EXEC_RECORD_BYTES
-        per_way = _BLOCK_WAY_BYTES + self.block_successors * _BLOCK_SUCCESSOR_BYTES
+        per_exec_entry = EXEC_ENTRY_BYTES + self.exec_records * EXEC_RECORD_BYTES
+        per_way = BLOCK_WAY_BYTES + self.block_successors * BLOCK_SUCCESSOR_BYTES
         # +1 row: the start row that holds the kernel's first-fault blocks.
-        per_block_table = (self.block_rows * self.block_ways + 1) * per_way + 8
+        per_block_table = (self.block_rows * self.block_ways + 1) * per_way + BLOCK_TABLE_BYTES
         return self.exec_ids * (per_exec_entry + per_block_table)
 
     def to_dict(self) -> dict:

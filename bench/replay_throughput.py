@@ -1,0 +1,84 @@
+"""Replay throughput of the simulator: block accesses replayed per second of wall time, per policy.
+
+Single process, one core; the wall time of each replay is taken with time.perf_counter and the best
+of REPEATS runs is kept. Traces: the default transformer and cnn generators, replayed at half their
+footprint. Writes bench/results/replay_throughput.json and prints whether the deepum policy meets
+the target of TARGET_ACCESSES_PER_S.
+
+Run: python bench/replay_throughput.py [--repeats N]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import time
+from pathlib import Path
+
+from deepum.simulator import POLICIES, simulate
+from deepum.synth import GENERATORS
+from deepum.units import parse_capacity
+
+TARGET_ACCESSES_PER_S = 2_000_000
+CAPACITY_FRACTION = 0.5
+RESULTS = Path(__file__).resolve().parent / "results" / "replay_throughput.json"
+
+
+def cpu_model() -> str:
+    """CPU model name from /proc/cpuinfo, or platform.processor() where that file does not exist."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict:
+    return {"platform": platform.platform(), "cpu": cpu_model(), "python": platform.python_version(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def measure(trace, policy: str, capacity: int, repeats: int) -> dict:
+    """Best-of-`repeats` wall time (s) of one replay and the accesses per second it gives."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = simulate(trace, policy, capacity)
+        best = min(best, time.perf_counter() - start)
+    return {"policy": policy, "accesses": int(result.accesses), "kernels": int(result.kernels),
+            "wall_s": best, "accesses_per_s": result.accesses / best}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="replays per measurement, best kept (default 5)")
+    args = parser.parse_args()
+
+    rows = []
+    for model, generate in GENERATORS.items():
+        trace = generate()
+        capacity = parse_capacity(CAPACITY_FRACTION, trace.footprint_bytes())
+        for policy in POLICIES:
+            row = {"trace": model, "capacity_bytes": capacity, **measure(trace, policy, capacity, args.repeats)}
+            rows.append(row)
+            print(f"{model:12s} {policy:7s} {row['accesses']:>10,} accesses  {row['wall_s']:8.4f} s  "
+                  f"{row['accesses_per_s'] / 1e6:7.2f} M accesses/s")
+
+    deepum_rates = [r["accesses_per_s"] for r in rows if r["policy"] == "deepum"]
+    met = min(deepum_rates) >= TARGET_ACCESSES_PER_S
+    print(f"target {TARGET_ACCESSES_PER_S / 1e6:.0f} M accesses/s per core for the deepum policy: "
+          f"{'met' if met else 'NOT met'} (slowest deepum replay {min(deepum_rates) / 1e6:.2f} M/s)")
+
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({"machine": machine(), "repeats": args.repeats,
+                                   "capacity_fraction": CAPACITY_FRACTION,
+                                   "target_accesses_per_s": TARGET_ACCESSES_PER_S, "target_met": met,
+                                   "results": rows}, indent=2) + "\n")
+    print(f"wrote {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""The `deepum` command line: synth, info, replay, tune, report and demo.
+
+Errors in what the user gave (a bad size, a missing or invalid file) print one line on stderr and
+exit with status 2. Progress bars appear on stderr when it is a terminal.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from . import __version__
+from .calibration import Calibration
+from .config import DeepUMConfig
+from .units import format_bytes, parse_capacity, parse_size
+
+DEMO_MODEL = "transformer"
+DEMO_CAPACITY = 0.5
+
+
+class CLIError(Exception):
+    """A problem with the user's input: reported as one line, exit status 2."""
+
+
+def _progress() -> bool:
+    return sys.stderr.isatty()
+
+
+def _load_trace(path: str):
+    from .trace import TraceError, read_trace
+
+    try:
+        return read_trace(path)
+    except TraceError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _capacity(text: str, trace) -> int:
+    """Capacity in bytes from --capacity: bytes, a size like 8GiB, or a fraction of the footprint."""
+    footprint = trace.footprint_bytes()
+    try:
+        capacity = parse_capacity(text, footprint)
+    except ValueError as exc:
+        raise CLIError(f"bad --capacity {text!r}: {exc}") from exc
+    block = int(trace.meta["block_bytes"])
+    if capacity < block:
+        raise CLIError(f"bad --capacity {text!r}: {format_bytes(capacity)} is less than one UM block "
+                       f"({format_bytes(block)}); give a size like 8GiB or a fraction of the footprint "
+                       f"({format_bytes(footprint)}) in (0, 1]")
+    return capacity
+
+
+def _config(args) -> DeepUMConfig:
+    try:
+        config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    switches = {name: False for name in ("prefetch", "pre_evict", "invalidate") if getattr(args, f"no_{name}", False)}
+    return dataclasses.replace(config, **switches)
+
+
+def _calibration(args) -> Calibration | None:
+    if args.calibration is None:
+        return None
+    try:
+        return Calibration.load(args.calibration)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _npz_path(path: str) -> Path:
+    if not path.endswith(".npz"):
+        raise CLIError(f"trace file name must end with .npz, got {path!r}")
+    return Path(path)
+
+
+def cmd_synth(args) -> int:
+    from .synth import GENERATORS
+    from .trace import write_trace
+
+    out = _npz_path(args.output)
+    kwargs = {name: getattr(args, name) for name in args.generator_options if getattr(args, name) is not None}
+    try:
+        trace = GENERATORS[args.model](**kwargs)
+    except ValueError as exc:
+        raise CLIError(f"cannot build {args.model} trace: {exc}") from exc
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_trace(trace, out)
+    print(f"{out}: {args.model}, {trace.num_kernels:,} kernels, {trace.num_accesses:,} block accesses, "
+          f"{trace.iterations} iterations, footprint {format_bytes(trace.footprint_bytes())}")
+    return 0
+
+
+def cmd_info(args) -> int:
+    from .trace import format_summary
+
+    print(format_summary(_load_trace(args.trace)))
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from .report import format_result, to_json
+    from .simulator import simulate
+
+    trace = _load_trace(args.trace)
+    capacity = _capacity(args.capacity, trace)
+    config, calibration = _config(args), _calibration(args)
+    try:
+        result = simulate(trace, args.policy, capacity, config=config, calibration=calibration)
+    except ValueError as exc:  # a capacity too small for the trace's widest kernel
+        raise CLIError(str(exc)) from exc
+    print(to_json(result.to_dict()) if args.json else format_result(result.to_dict()))
+    return 0
+
+
+def cmd_tune(args) -> int:
+    from .report import format_tradeoff, plot_tradeoff, to_json
+    from .tune import tune
+
+    trace = _load_trace(args.trace)
+    capacity = _capacity(args.capacity, trace)
+    budget = None
+    if args.budget_bytes is not None:
+        try:
+            budget = parse_size(args.budget_bytes)
+        except ValueError as exc:
+            raise CLIError(f"bad --budget-bytes {args.budget_bytes!r}: {exc}") from exc
+    config, calibration = _config(args), _calibration(args)
+    try:
+        result = tune(trace, capacity, budget_bytes=budget, base_config=config, calibration=calibration,
+                      progress=_progress())
+    except ValueError as exc:  # nothing fits the budget, or a capacity too small for the trace
+        raise CLIError(str(exc)) from exc
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(to_json(result.to_dict(trace_path=str(args.trace)), indent=2) + "\n")
+    png = out.with_suffix(".png")
+    plot_tradeoff(result, png)
+    best = result.best
+    print(f"replayed {len(result.candidates)} configurations at capacity {format_bytes(capacity)}; "
+          f"Pareto frontier of time against table memory (* = chosen: smallest tables within 1% of the fastest"
+          f"{', within budget' if budget is not None else ''}):")
+    print(format_tradeoff(result))
+    print(f"chosen: lookahead {best.config.lookahead}, block tables {best.config.block_rows} rows x "
+          f"{best.config.block_ways} ways x {best.config.block_successors} successors, "
+          f"{best.config.exec_records} exec records; {best.time_s:.4f} s, {format_bytes(best.table_bytes)} of tables")
+    print(f"wrote {out} and {png}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import format_comparison, run_policies, write_report
+
+    trace = _load_trace(args.trace)
+    capacity = _capacity(args.capacity, trace)
+    config, calibration = _config(args), _calibration(args)
+    try:
+        results = run_policies(trace, capacity, config=config, calibration=calibration, progress=_progress())
+    except ValueError as exc:  # a capacity too small for the trace's widest kernel
+        raise CLIError(str(exc)) from exc
+    paths = write_report(results, args.output, trace_name=Path(args.trace).name)
+    print(format_comparison(results))
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    from .report import format_comparison, run_policies, write_report
+    from .synth import GENERATORS
+    from .trace import write_trace
+
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    trace = GENERATORS[DEMO_MODEL]()
+    trace_path = out / "trace.npz"
+    write_trace(trace, trace_path)
+    footprint = trace.footprint_bytes()
+    capacity = parse_capacity(DEMO_CAPACITY, footprint)
+    print(f"default {DEMO_MODEL} trace: {trace.num_kernels:,} kernels, {trace.num_accesses:,} block accesses, "
+          f"{trace.iterations} iterations, footprint {format_bytes(footprint)}; "
+          f"capacity {format_bytes(capacity)} ({DEMO_CAPACITY:g} of the footprint)")
+    results = run_policies(trace, capacity, progress=_progress())
+    print(format_comparison(results))
+    paths = write_report(results, out, trace_name=trace_path.name)
+    print(f"wrote {trace_path}, {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def _add_capacity(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--capacity", required=True, metavar="SIZE",
+                   help="GPU memory for UM data: bytes, a size like 8GiB or 512MiB, or a fraction of the "
+                        "trace's footprint in (0, 1] like 0.5")
+
+
+def _add_policy_options(p: argparse.ArgumentParser, switches: bool) -> None:
+    p.add_argument("--config", metavar="FILE", help="DeepUMConfig JSON (a config object or `deepum tune` output)")
+    p.add_argument("--calibration", metavar="NAME|FILE",
+                   help="cost calibration: a bundled name such as h200 or a JSON file (default: h200)")
+    if switches:
+        p.add_argument("--no-prefetch", action="store_true", help="deepum policy without correlation prefetch")
+        p.add_argument("--no-pre-evict", action="store_true", help="deepum policy without pre-eviction")
+        p.add_argument("--no-invalidate", action="store_true", help="deepum policy without invalidation")
+
+
+def _add_synth(sub) -> None:
+    from .synth import GENERATORS, generator_options
+
+    p = sub.add_parser("synth", help="write a synthetic training trace",
+                       description="Synthesize the kernel and access trace of a model's training loop.")
+    models = p.add_subparsers(dest="model", required=True, metavar="MODEL")
+    for name in GENERATORS:
+        m = models.add_parser(name, help=f"{name} training trace")
+        m.add_argument("-o", "--output", required=True, metavar="TRACE.npz", help="trace file to write")
+        names = []
+        for option, kind, default, text in generator_options(name):
+            names.append(option)
+            flag = "--" + option.replace("_", "-")
+            if kind is bool:
+                m.add_argument(flag, dest=option, action=argparse.BooleanOptionalAction, default=None,
+                               help=f"{text} (default {default})")
+            else:
+                m.add_argument(flag, dest=option, type=kind, default=None, metavar=option.upper(),
+                               help=f"{text} (default {default})")
+        m.set_defaults(func=cmd_synth, generator_options=names)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="deepum",
+        description="DeepUM correlation prefetching for CUDA Unified Memory: synthesize and inspect traces, "
+                    "replay them against the um / deepum / oracle policies, tune the tables, report.")
+    parser.add_argument("--version", action="version", version=f"deepum {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_synth(sub)
+
+    p = sub.add_parser("info", help="summarize a trace")
+    p.add_argument("trace", metavar="TRACE.npz")
+    p.set_defaults(func=cmd_info)
+
+    from .simulator import POLICIES
+
+    p = sub.add_parser("replay", help="replay a trace under one policy")
+    p.add_argument("trace", metavar="TRACE.npz")
+    p.add_argument("--policy", required=True, choices=POLICIES)
+    _add_capacity(p)
+    _add_policy_options(p, switches=True)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("tune", help="search lookahead and table sizes",
+                       description="Staged search over lookahead and table sizes by replay; chooses the "
+                                   "smallest tables whose simulated time is within 1%% of the fastest.")
+    p.add_argument("trace", metavar="TRACE.npz")
+    _add_capacity(p)
+    p.add_argument("-o", "--output", default="best.json", metavar="best.json",
+                   help="result file (default best.json); the trade-off plot goes next to it as .png")
+    p.add_argument("--budget-bytes", metavar="SIZE", help="most table memory the chosen config may use")
+    _add_policy_options(p, switches=False)
+    p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser("report", help="replay um, deepum and oracle; write plots and a summary")
+    p.add_argument("trace", metavar="TRACE.npz")
+    _add_capacity(p)
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the PNGs, summary.md "
+                                                                       "and results.json")
+    _add_policy_options(p, switches=True)
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("demo", help=f"the default {DEMO_MODEL} trace replayed at half its footprint under "
+                                    "every policy, with a report")
+    p.add_argument("-o", "--output", default="deepum-demo", metavar="DIR", help="output directory "
+                                                                               "(default deepum-demo)")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs the command line; returns the exit status (0 ok, 2 bad input)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    try:
+        return args.func(args)
+    except CLIError as exc:
+        print(f"deepum: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("deepum: interrupted", file=sys.stderr)
+        return 130

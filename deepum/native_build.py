@@ -1,0 +1,215 @@
+"""Compile-on-first-use of deepum's CUDA libraries, cached on disk.
+
+A library is built once per distinct (sources, flags, nvcc version, torch version) into
+`<cache root>/<name>-<key>/`, where the cache root is `$DEEPUM_CACHE`, else
+`$XDG_CACHE_HOME/deepum`, else `~/.cache/deepum`. A file lock makes concurrent processes wait for
+one build instead of racing; the finished file is moved into place atomically.
+
+Two kinds of library:
+- `NativeLibrary`: plain C/C++/CUDA sources compiled by nvcc into a shared library loaded with
+  ctypes (the managed-memory allocator; it links the CUDA runtime statically and needs no torch).
+- `TorchExtension`: a PyTorch C++ extension built with torch.utils.cpp_extension.load, for code
+  that calls into libtorch (the caching-allocator trace hook).
+"""
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import functools
+import hashlib
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
+"""Directory the `sources` of each library are relative to (the repository root)."""
+
+NVCC_FALLBACKS = ("/usr/local/cuda/bin/nvcc",)
+"""Places nvcc is looked for after $CUDA_HOME/bin and $PATH."""
+
+DEFAULT_CUDA_ARCH = "sm_90"
+"""GPU architecture passed to nvcc (-arch) unless $DEEPUM_CUDA_ARCH names another (e.g. native)."""
+
+BUILD_TIMEOUT_S = 600
+
+
+class NativeBuildError(RuntimeError):
+    """A native library could not be built (no nvcc, missing sources, or a compile error)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeLibrary:
+    """A shared library built by nvcc. sources: paths relative to SOURCE_ROOT; flags: extra nvcc
+    flags (e.g. ("-lcupti",)); the library file is lib<name>.so."""
+
+    name: str
+    sources: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchExtension:
+    """A PyTorch C++ extension (pybind11 module) built by torch.utils.cpp_extension.load."""
+
+    name: str
+    sources: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+
+
+MANAGED_ALLOCATOR = NativeLibrary("managed_allocator", ("kernels/managed_allocator.cpp",))
+ALLOCATOR_TRACE = TorchExtension("allocator_trace", ("driver_hooks/allocator_trace.cpp",))
+
+
+def cache_root() -> Path:
+    """Directory that holds every build: $DEEPUM_CACHE, $XDG_CACHE_HOME/deepum or ~/.cache/deepum."""
+    if os.environ.get("DEEPUM_CACHE"):
+        return Path(os.environ["DEEPUM_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "deepum"
+
+
+def find_nvcc() -> Path:
+    """Path of nvcc: $CUDA_HOME/bin/nvcc, then $PATH, then NVCC_FALLBACKS."""
+    candidates = []
+    if os.environ.get("CUDA_HOME"):
+        candidates.append(Path(os.environ["CUDA_HOME"]) / "bin" / "nvcc")
+    on_path = shutil.which("nvcc")
+    if on_path:
+        candidates.append(Path(on_path))
+    candidates.extend(Path(p) for p in NVCC_FALLBACKS)
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    raise NativeBuildError(
+        "deepum builds its managed-memory allocator on first use and needs the CUDA compiler nvcc, "
+        "which was not found ($CUDA_HOME/bin, $PATH, " + ", ".join(NVCC_FALLBACKS) + "). Install the "
+        "CUDA toolkit (13.x, matching PyTorch's CUDA) or set CUDA_HOME to it.")
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(nvcc: Path) -> str:
+    """`nvcc --version` output: part of the cache key, so a new toolkit rebuilds."""
+    try:
+        done = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=60)
+    except OSError as exc:
+        raise NativeBuildError(f"cannot run {nvcc}: {exc}") from exc
+    if done.returncode != 0:
+        raise NativeBuildError(f"{nvcc} --version failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def torch_version() -> str:
+    """Installed torch version, read from package metadata without importing torch ("none" if absent)."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
+
+
+def cuda_arch() -> str:
+    return os.environ.get("DEEPUM_CUDA_ARCH", DEFAULT_CUDA_ARCH)
+
+
+def source_paths(library: NativeLibrary | TorchExtension) -> list[Path]:
+    """Absolute source paths; NativeBuildError naming the first one missing."""
+    paths = [SOURCE_ROOT / source for source in library.sources]
+    for path in paths:
+        if not path.is_file():
+            raise NativeBuildError(
+                f"native source {path} of deepum's {library.name} library is missing: deepum builds "
+                f"it from the source tree, so run from a checkout (or an install that keeps kernels/ "
+                f"and driver_hooks/ beside the deepum package)")
+    return paths
+
+
+def build_key(library: NativeLibrary | TorchExtension, compiler: str, torch: str, arch: str) -> str:
+    """Hex digest over the library's name, source contents, flags, compiler identity, torch version
+    and GPU architecture: equal keys mean an existing build can be reused."""
+    digest = hashlib.sha256()
+    for part in (type(library).__name__, library.name, *library.flags, compiler, torch, arch):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    for path in source_paths(library):
+        digest.update(str(path.relative_to(SOURCE_ROOT)).encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def nvcc_command(library: NativeLibrary, nvcc: Path, output: Path, arch: str) -> list[str]:
+    """The nvcc command line that builds `library` into `output`."""
+    return [str(nvcc), "-shared", "-Xcompiler", "-fPIC", "-O2", "-std=c++17", f"-arch={arch}",
+            "-o", str(output), *(str(p) for p in source_paths(library)), *library.flags]
+
+
+class _FileLock:
+    """Exclusive advisory lock on a file (fcntl.flock): one builder per key across processes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a+")
+        fcntl.flock(self._file, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        fcntl.flock(self._file, fcntl.LOCK_UN)
+        self._file.close()
+
+
+def build_library(library: NativeLibrary) -> Path:
+    """Path of the built shared library, compiling it first if no cached build matches."""
+    nvcc = find_nvcc()
+    arch = cuda_arch()
+    key = build_key(library, compiler_identity(nvcc), torch_version(), arch)
+    directory = cache_root() / f"{library.name}-{key}"
+    output = directory / f"lib{library.name}.so"
+    if output.is_file():
+        return output
+    with _FileLock(cache_root() / f"{library.name}-{key}.lock"):
+        if output.is_file():  # another process built it while we waited
+            return output
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=directory) as scratch:
+            partial = Path(scratch) / output.name
+            command = nvcc_command(library, nvcc, partial, arch)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise NativeBuildError(f"building deepum's {library.name} library failed: {exc}") from exc
+            (directory / "build.log").write_text(" ".join(command) + "\n" + done.stdout + done.stderr)
+            if done.returncode != 0:
+                tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])
+                raise NativeBuildError(f"building deepum's {library.name} library failed "
+                                       f"(exit {done.returncode}):\n$ {' '.join(command)}\n{tail}")
+            os.replace(partial, output)
+    return output
+
+
+def load_torch_extension(extension: TorchExtension):
+    """The imported extension module, built first if no cached build matches (needs torch; the
+    first build takes tens of seconds)."""
+    try:
+        from torch.utils import cpp_extension
+    except ImportError as exc:
+        raise NativeBuildError(f"deepum's {extension.name} extension needs PyTorch") from exc
+    nvcc = find_nvcc()  # cpp_extension needs the CUDA toolkit headers that come with nvcc
+    key = build_key(extension, compiler_identity(nvcc), torch_version(), "")
+    directory = cache_root() / f"{extension.name}-{key}"
+    directory.mkdir(parents=True, exist_ok=True)
+    include = nvcc.resolve().parent.parent / "include"
+    try:
+        # cpp_extension.load locks the build directory itself and reuses a finished build.
+        return cpp_extension.load(name=f"deepum_{extension.name}_{key}",
+                                  sources=[str(p) for p in source_paths(extension)],
+                                  extra_cflags=["-O2", *extension.flags], extra_include_paths=[str(include)],
+                                  build_directory=str(directory), with_cuda=True, verbose=False)
+    except Exception as exc:  # cpp_extension raises RuntimeError / CalledProcessError / OSError
+        raise NativeBuildError(f"building deepum's {extension.name} extension failed in {directory}: "
+                               f"{exc}") from exc

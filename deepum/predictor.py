@@ -1,0 +1,116 @@
+"""Predictor: the window of the running kernel and the kernels predicted to follow it, each with the
+UM blocks it is predicted to fault on.
+
+This is the readable specification of deepum._native.Predictor (driver_hooks/correlation.hpp), which
+must agree with it on every input; make_predictor picks one of the two.
+"""
+from __future__ import annotations
+
+from collections import deque
+from itertools import islice
+from typing import NamedTuple
+
+from .config import DeepUMConfig
+from .tables import HISTORY, CorrelationTables, check_exec_id
+
+
+# The DeepUMConfig fields the predictor uses; the others configure the policy around it.
+TABLE_FIELDS = ("lookahead", "exec_ids", "exec_records", "block_rows", "block_ways", "block_successors",
+                "chain_blocks")
+
+
+class PredictedKernel(NamedTuple):
+    exec_id: int
+    blocks: tuple[int, ...]  # UM blocks in chain-walk order, no repeats
+
+
+class WindowChange(NamedTuple):
+    popped: int  # entries removed from the front of the window (all old ones on a rebuild)
+    pushed: int  # entries appended at the back (the last `pushed` entries of the window)
+
+
+class Predictor:
+    """Predicts the next `lookahead` kernels and the UM blocks of each, learning as it goes.
+
+    On each launch: a launch that matches window[1] is a kernel hit and pops the front; any other
+    launch rebuilds the window from the launched kernel (a kernel miss if a prediction existed). Then
+    the tail grows one predicted kernel at a time, each predicted from the launch history followed by
+    the kernels predicted before it, until the window holds lookahead + 1 entries or the exec-ID table
+    has no prediction; later launches grow it again.
+    """
+
+    def __init__(self, config: DeepUMConfig = DeepUMConfig()):
+        self.lookahead = config.lookahead
+        self.tables = CorrelationTables(config)
+        self._window: deque[PredictedKernel] = deque()
+        self._kernel_hits = 0
+        self._kernel_misses = 0
+
+    def on_kernel(self, exec_id: int) -> WindowChange:
+        """A kernel with execution ID `exec_id` launched."""
+        self.tables.on_kernel(exec_id)
+        window = self._window
+        if len(window) >= 2 and window[1].exec_id == exec_id:
+            window.popleft()
+            self._kernel_hits += 1
+            return WindowChange(popped=1, pushed=self._extend())
+        if len(window) >= 2:
+            self._kernel_misses += 1
+        popped = len(window)
+        window.clear()
+        window.append(PredictedKernel(exec_id, self.tables.chain(exec_id)))
+        return WindowChange(popped=popped, pushed=1 + self._extend())
+
+    def on_fault(self, block: int) -> None:
+        """The running kernel faulted on UM block `block` (a non-negative block number)."""
+        self.tables.on_fault(block)
+
+    def _extend(self) -> int:
+        window = self._window
+        predicted = [entry.exec_id for entry in islice(window, max(0, len(window) - HISTORY - 1), None)]
+        context = (self.tables.history[:HISTORY] + tuple(predicted))[-(HISTORY + 1):]
+        pushed = 0
+        while len(window) < self.lookahead + 1:
+            next_id = self.tables.predict_next(context)
+            if next_id is None:
+                break
+            window.append(PredictedKernel(next_id, self.tables.chain(next_id)))
+            context = context[1:] + (next_id,)
+            pushed += 1
+        return pushed
+
+    @property
+    def window(self) -> list[PredictedKernel]:
+        """[0]: the running kernel; [1:]: the kernels predicted to follow it, in order."""
+        return list(self._window)
+
+    @property
+    def kernel_hits(self) -> int:
+        """Launches that matched window[1] of the previous launch."""
+        return self._kernel_hits
+
+    @property
+    def kernel_misses(self) -> int:
+        """Launches that did not match window[1] of the previous launch although it existed."""
+        return self._kernel_misses
+
+    def table_bytes(self) -> int:
+        """Bytes the correlation tables hold now (same costs as DeepUMConfig.table_bytes_bound)."""
+        return self.tables.bytes_used()
+
+    def predict_blocks(self, exec_id: int) -> tuple[int, ...]:
+        """UM blocks predicted now for one launch of `exec_id`, in chain-walk order."""
+        return self.tables.chain(check_exec_id(exec_id))
+
+
+def make_predictor(config: DeepUMConfig = DeepUMConfig(), native: bool = True):
+    """The native predictor (deepum._native.Predictor), or with native=False the Python one."""
+    if not native:
+        return Predictor(config)
+    try:
+        from . import _native
+    except ImportError as exc:
+        raise ImportError("deepum._native is not built: install the package with `pip install -e .` "
+                          "(or run `python setup.py build_ext --inplace`) to compile it, or pass "
+                          "native=False for the Python predictor") from exc
+    return _native.Predictor(**{name: getattr(config, name) for name in TABLE_FIELDS})

@@ -1,0 +1,321 @@
+"""Reports of replays: text tables, a markdown summary, results.json and PNG plots.
+
+Plots use matplotlib's Agg canvas without pyplot, imported inside the plotting functions only.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .units import format_bytes
+
+POLICY_ORDER = ("um", "deepum", "oracle")
+_COLORS = {"um": "tab:red", "deepum": "tab:blue", "oracle": "tab:green"}
+PLOT_FILES = ("faults_per_iteration.png", "timeline.png", "time_breakdown.png")
+
+
+def run_policies(trace, capacity_bytes: int, *, config=None, calibration=None, progress: bool = False) -> dict:
+    """Replays `trace` at `capacity_bytes` under um, deepum and oracle: {policy: result with timeline}."""
+    from tqdm import tqdm
+
+    from .simulator import simulate
+
+    return {policy: simulate(trace, policy, capacity_bytes, config=config, calibration=calibration)
+            for policy in tqdm(POLICY_ORDER, desc="replay", unit="policy", disable=not progress)}
+
+
+def after_first(result: dict, key: str) -> float | None:
+    """Sum of per-iteration `key` over every iteration but the first; None with one iteration."""
+    rows = sorted(result["per_iteration"], key=lambda r: r["iteration"])
+    if len(rows) < 2:
+        return None
+    return sum(r[key] for r in rows[1:])
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _ratio(a, b) -> float | None:
+    if _missing(a) or _missing(b) or b == 0:
+        return None
+    return a / b
+
+
+def _fmt(value, kind: str) -> str:
+    """Formats a figure: kind is "s" (seconds), "B" (bytes), "n" (count), "%" (fraction), "x" (ratio)."""
+    if _missing(value):
+        return "-"
+    if kind == "s":
+        return f"{value:.4f} s"
+    if kind == "B":
+        return format_bytes(value)
+    if kind == "%":
+        return f"{100 * value:.1f}%"
+    if kind == "x":
+        return f"{value:.2f}x"
+    return f"{int(value):,}"
+
+
+def _table(header: list[str], rows: list[list[str]], markdown: bool = False) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(row) -> str:  # first column left-aligned, numbers right-aligned
+        return "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths), *map(line, rows)])
+
+
+# Result fields shown for one replay: (key, label, kind).
+_RESULT_FIELDS = (
+    ("time_s", "simulated time", "s"),
+    ("compute_s", "  compute", "s"),
+    ("fault_stall_s", "  fault stall", "s"),
+    ("prefetch_wait_s", "  prefetch wait", "s"),
+    ("faults", "faults (4 KiB pages)", "n"),
+    ("fault_batches", "fault batches", "n"),
+    ("h2d_bytes", "host to device", "B"),
+    ("d2h_bytes", "device to host", "B"),
+    ("prefetch_bytes", "prefetched", "B"),
+    ("evicted_bytes", "evicted", "B"),
+    ("discarded_bytes", "discarded (no copy)", "B"),
+    ("prefetch_accuracy", "prefetch accuracy", "%"),
+    ("prefetch_coverage", "prefetch coverage", "%"),
+    ("peak_resident_bytes", "peak resident", "B"),
+    ("table_bytes", "table memory", "B"),
+    ("kernel_prediction_hits", "kernel predictions hit", "n"),
+    ("kernel_prediction_misses", "kernel predictions missed", "n"),
+)
+
+
+def format_result(result: dict) -> str:
+    """Readable report of one replay (a `result.to_dict()`)."""
+    head = (f"policy {result['policy']}, capacity {format_bytes(result['capacity_bytes'])} of footprint "
+            f"{format_bytes(result['footprint_bytes'])}; {result['kernels']:,} kernels, "
+            f"{result['iterations']} iterations, {result['accesses']:,} block accesses")
+    rows = [[label, _fmt(result[key], kind)] for key, label, kind in _RESULT_FIELDS]
+    per_iter = [[str(r["iteration"]), _fmt(r["faults"], "n"), _fmt(r["time_s"], "s"), _fmt(r["h2d_bytes"], "B"),
+                 _fmt(r["d2h_bytes"], "B"), _fmt(r["prefetch_bytes"], "B")]
+                for r in sorted(result["per_iteration"], key=lambda r: r["iteration"])]
+    return "\n\n".join([
+        head,
+        _table(["figure", "value"], rows),
+        _table(["iteration", "faults", "time", "H2D", "D2H", "prefetched"], per_iter),
+    ])
+
+
+def _dicts(results: dict) -> dict:
+    return {p: (r if isinstance(r, dict) else r.to_dict()) for p, r in results.items()}
+
+
+def comparison_rows(results: dict) -> list[dict]:
+    """One row per policy with the main figures and the speedup over um (um time / policy time)."""
+    d = _dicts(results)
+    um_time = d["um"]["time_s"] if "um" in d else None
+    return [{
+        "policy": p,
+        "time_s": r["time_s"],
+        "faults": r["faults"],
+        "faults_after_first": after_first(r, "faults"),
+        "h2d_bytes": r["h2d_bytes"],
+        "d2h_bytes": r["d2h_bytes"],
+        "prefetch_accuracy": r["prefetch_accuracy"],
+        "prefetch_coverage": r["prefetch_coverage"],
+        "peak_resident_bytes": r["peak_resident_bytes"],
+        "speedup_vs_um": _ratio(um_time, r["time_s"]),
+    } for p, r in d.items()]
+
+
+def format_comparison(results: dict) -> str:
+    """Text table comparing policies: time, faults (total, after the first iteration), traffic, prefetch quality."""
+    header = ["policy", "time", "faults", "faults after 1st it.", "H2D", "D2H", "pf accuracy", "pf coverage",
+              "peak resident", "speedup vs um"]
+    columns = (("time_s", "s"), ("faults", "n"), ("faults_after_first", "n"), ("h2d_bytes", "B"),
+               ("d2h_bytes", "B"), ("prefetch_accuracy", "%"), ("prefetch_coverage", "%"),
+               ("peak_resident_bytes", "B"), ("speedup_vs_um", "x"))
+    rows = [[row["policy"], *(_fmt(row[key], kind) for key, kind in columns)] for row in comparison_rows(results)]
+    return _table(header, rows)
+
+
+# Figures in summary.md: (label, kind, getter over a result dict).
+_SUMMARY_FIELDS = (
+    ("simulated time", "s", lambda r: r["time_s"]),
+    ("time after the first iteration", "s", lambda r: after_first(r, "time_s")),
+    ("faults", "n", lambda r: r["faults"]),
+    ("faults after the first iteration", "n", lambda r: after_first(r, "faults")),
+    ("fault stall", "s", lambda r: r["fault_stall_s"]),
+    ("prefetch wait", "s", lambda r: r["prefetch_wait_s"]),
+    ("host to device", "B", lambda r: r["h2d_bytes"]),
+    ("host to device after the first iteration", "B", lambda r: after_first(r, "h2d_bytes")),
+    ("device to host", "B", lambda r: r["d2h_bytes"]),
+    ("prefetched", "B", lambda r: r["prefetch_bytes"]),
+    ("evicted", "B", lambda r: r["evicted_bytes"]),
+    ("discarded", "B", lambda r: r["discarded_bytes"]),
+    ("prefetch accuracy", "%", lambda r: r["prefetch_accuracy"]),
+    ("prefetch coverage", "%", lambda r: r["prefetch_coverage"]),
+    ("peak resident", "B", lambda r: r["peak_resident_bytes"]),
+)
+
+
+def summary_markdown(results: dict, trace_name: str | None = None) -> str:
+    """summary.md: the main figures per policy and the ratios deepum/um and deepum/oracle."""
+    d = _dicts(results)
+    any_result = next(iter(d.values()))
+    header = ["figure", *d, "deepum / um", "deepum / oracle"]
+    rows = []
+    for label, kind, get in _SUMMARY_FIELDS:
+        values = {p: get(r) for p, r in d.items()}
+        ratios = [_ratio(values.get("deepum"), values.get(other)) for other in ("um", "oracle")]
+        rows.append([label, *(_fmt(v, kind) for v in values.values()),
+                     *(_fmt(x, "x") if kind != "%" else "-" for x in ratios)])
+    speedups = comparison_rows(d)
+    title = f"# deepum replay report{f': {trace_name}' if trace_name else ''}"
+    intro = (f"Capacity {format_bytes(any_result['capacity_bytes'])} for a footprint of "
+             f"{format_bytes(any_result['footprint_bytes'])}; {any_result['kernels']:,} kernels over "
+             f"{any_result['iterations']} iterations. Speedup over um: "
+             + ", ".join(f"{r['policy']} {_fmt(r['speedup_vs_um'], 'x')}" for r in speedups) + ".")
+    notes = ("Ratios are deepum's figure divided by the other policy's (below 1 means deepum needs less). "
+             "\"After the first iteration\" counts the later iterations only: it leaves out the set-up kernels "
+             "and the first iteration, in which the tables are still learning.")
+    plots = "\n".join(f"![{name[:-4]}]({name})" for name in PLOT_FILES)
+    return "\n\n".join([title, intro, _table(header, rows, markdown=True), notes, plots]) + "\n"
+
+
+def _figure(rows: int = 1, height: float = 4.0):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, height * rows), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def plot_faults_per_iteration(results: dict, path: Path) -> None:
+    """Faults per iteration per policy (symmetric log y, so that zero stays visible)."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    for p, r in _dicts(results).items():
+        rows = sorted(r["per_iteration"], key=lambda x: x["iteration"])
+        ax.plot([x["iteration"] for x in rows], [x["faults"] for x in rows], marker="o", label=p,
+                color=_COLORS.get(p))
+    ax.set_yscale("symlog", linthresh=1)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("faults (4 KiB pages)")
+    ax.set_title("Faults per iteration")
+    ax.legend()
+    fig.savefig(path, dpi=120)
+
+
+def plot_timeline(results: dict, path: Path) -> None:
+    """Per-kernel faults and prefetched bytes against simulated time, one panel per policy."""
+    fig = _figure(rows=len(results), height=2.6)
+    axes = fig.subplots(len(results), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (p, r) in zip(axes, results.items()):
+        tl = r.timeline
+        faults, prefetched = tl["kernel_faults"], tl["kernel_prefetch_bytes"] / 2**20
+        ax.plot(tl["kernel_t_start_s"], faults, drawstyle="steps-post", color="tab:red", lw=0.8)
+        ax.set_ylim(0, 1.05 * max(1, faults.max(initial=0)))
+        ax.set_ylabel("faults", color="tab:red")
+        pf = ax.twinx()
+        pf.plot(tl["kernel_t_start_s"], prefetched, drawstyle="steps-post", color="tab:blue", lw=0.8)
+        pf.set_ylim(0, 1.05 * max(1, prefetched.max(initial=0)))
+        pf.set_ylabel("prefetched MiB", color="tab:blue")
+        starts = tl["kernel_t_start_s"][1:][tl["kernel_iteration"][1:] != tl["kernel_iteration"][:-1]]
+        for t in starts:
+            ax.axvline(t, color="0.7", lw=0.6, ls="--")
+        ax.set_title(f"{p}: faults and prefetches per kernel (dashed: iteration start)", fontsize=10)
+    axes[-1].set_xlabel("simulated time (s)")
+    fig.savefig(path, dpi=120)
+
+
+def plot_time_breakdown(results: dict, path: Path) -> None:
+    """Stacked bars per policy: compute, fault stall and prefetch wait (s)."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    d = _dicts(results)
+    bottom = [0.0] * len(d)
+    for key, label, color in (("compute_s", "compute", "tab:gray"), ("fault_stall_s", "fault stall", "tab:red"),
+                              ("prefetch_wait_s", "prefetch wait", "tab:blue")):
+        values = [r[key] for r in d.values()]
+        ax.bar(list(d), values, bottom=bottom, label=label, color=color)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    ax.set_ylabel("simulated time (s)")
+    ax.set_title("Time breakdown")
+    ax.legend()
+    fig.savefig(path, dpi=120)
+
+
+def plot_tradeoff(tune_result, path: Path) -> None:
+    """Tuning trade-off: simulated time against table memory, Pareto frontier and the chosen config."""
+    fig = _figure()
+    ax = fig.add_subplot()
+    sizes = [c.table_bytes for c in tune_result.candidates]
+    unit, scale = next((u, f) for u, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))
+                       if max(sizes) >= f)
+    ax.scatter([c.table_bytes / scale for c in tune_result.candidates], [c.time_s for c in tune_result.candidates],
+               color="0.6", label="replayed")
+    ax.plot([c.table_bytes / scale for c in tune_result.pareto], [c.time_s for c in tune_result.pareto],
+            marker="o", color="tab:blue", label="Pareto frontier")
+    best = tune_result.best
+    ax.scatter([best.table_bytes / scale], [best.time_s], marker="*", s=250, color="tab:orange", zorder=3,
+               label=f"chosen (lookahead {best.config.lookahead}, {best.config.block_rows}x{best.config.block_ways} "
+                     f"rows x ways, {best.config.block_successors} succ., {best.config.exec_records} rec.)")
+    if tune_result.budget_bytes is not None:
+        ax.axvline(tune_result.budget_bytes / scale, color="tab:red", ls="--", label="budget")
+    if max(sizes) > 10 * max(1, min(sizes)):
+        ax.set_xscale("log")
+    ax.set_xlabel(f"table memory ({unit})")
+    ax.set_ylabel("simulated time (s)")
+    ax.set_title("Tuning trade-off: time against table memory")
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=120)
+
+
+def format_tradeoff(tune_result) -> str:
+    """Text table of the Pareto frontier, the chosen configuration marked with *."""
+    rows = [["*" if c is tune_result.best else "", str(c.config.lookahead), str(c.config.block_rows),
+             str(c.config.block_ways), str(c.config.block_successors), str(c.config.exec_records),
+             _fmt(c.table_bytes, "B"), _fmt(c.time_s, "s"), _fmt(c.faults, "n")]
+            for c in tune_result.pareto]
+    return _table(["", "lookahead", "rows", "ways", "successors", "exec records", "table memory", "time",
+                   "faults"], rows)
+
+
+def write_report(results: dict, out_dir: str | Path, trace_name: str | None = None) -> list[Path]:
+    """Writes the three plots, summary.md and results.json into out_dir; returns the paths written.
+
+    `results` maps policy to a simulator result replayed with timeline=True.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / name for name in PLOT_FILES]
+    plot_faults_per_iteration(results, paths[0])
+    plot_timeline(results, paths[1])
+    plot_time_breakdown(results, paths[2])
+    (out / "summary.md").write_text(summary_markdown(results, trace_name))
+    (out / "results.json").write_text(to_json({"trace": trace_name, "results": _dicts(results)}, indent=2) + "\n")
+    return [*paths, out / "summary.md", out / "results.json"]
+
+
+def _plain(value):
+    """`value` with numpy scalars and arrays as Python numbers and lists, NaN and infinities as None."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _plain(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_json(value, indent: int | None = None) -> str:
+    """Strict JSON text of a result (numpy values converted, NaN written as null)."""
+    return json.dumps(_plain(value), indent=indent, allow_nan=False)

@@ -1,0 +1,185 @@
+"""Offline replay: a trace against a prefetch policy on the UVM driver model, with its metrics.
+
+The driver model and the policies are native (driver_hooks/uvm_model.hpp); this module prepares the
+trace, checks the request and turns the raw counters into the reported figures.
+
+Policies:
+- ``um``: the driver alone: demand faults in batches, its in-block prefetcher, eviction of the least
+  recently migrated block.
+- ``deepum``: correlation prefetch of the predicted next kernels' blocks, pre-eviction of blocks the
+  prediction window does not need, invalidation (no copy) of blocks the caching allocator has freed;
+  each part switchable off through DeepUMConfig for ablation.
+- ``oracle``: knows the future: prefetches exactly the next ``lookahead`` kernels' blocks and evicts the
+  block used furthest in the future (dead ones without a copy); the ceiling for ``deepum``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .calibration import Calibration
+from .config import DeepUMConfig
+from .trace import Trace
+from .units import format_bytes
+
+POLICIES = ("um", "deepum", "oracle")
+
+_TIMELINE_KEYS = ("kernel_t_start_s", "kernel_t_end_s", "kernel_faults", "kernel_prefetch_bytes",
+                  "kernel_evict_bytes", "kernel_discard_bytes", "kernel_fault_stall_s", "kernel_prefetch_wait_s",
+                  "kernel_h2d_bytes", "kernel_d2h_bytes")
+
+
+@dataclasses.dataclass
+class SimResult:
+    """Figures of one replay. Sizes in bytes, times in simulated seconds, faults in 4 KiB pages.
+
+    prefetch_accuracy: prefetched bytes used before eviction / prefetched bytes.
+    prefetch_coverage: misses turned into hits / misses without prefetch, counted in (kernel, block)
+        accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
+    lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
+    timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
+    """
+
+    policy: str
+    capacity_bytes: int
+    footprint_bytes: int
+    kernels: int
+    iterations: int
+    accesses: int
+    faults: int
+    fault_batches: int
+    h2d_bytes: int
+    d2h_bytes: int
+    prefetch_bytes: int
+    evicted_bytes: int
+    discarded_bytes: int
+    released_bytes: int
+    lost_reads: int
+    prefetch_accuracy: float
+    prefetch_coverage: float
+    peak_resident_bytes: int
+    final_resident_bytes: int
+    time_s: float
+    compute_s: float
+    fault_stall_s: float
+    prefetch_wait_s: float
+    table_bytes: int
+    kernel_prediction_hits: int
+    kernel_prediction_misses: int
+    per_iteration: list
+    config: dict | None
+    calibration: str
+    timeline: dict = dataclasses.field(repr=False, default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = dataclasses.asdict(self)
+        del out["timeline"]
+        return out
+
+    def after_first_iteration(self, key: str) -> float:
+        """Sum of a per-iteration figure ("faults", "time_s", ...) over iterations 1.."""
+        return sum(row[key] for row in self.per_iteration[1:])
+
+
+def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfig | None = None,
+             calibration: Calibration | None = None) -> SimResult:
+    """Replays `trace` under `policy` on a GPU holding `capacity_bytes` of UM blocks."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    config = config or DeepUMConfig()
+    calibration = calibration or Calibration.load()
+    if trace.num_kernels == 0:
+        raise ValueError("the trace has no kernels to replay")
+    block_bytes = calibration.block_bytes
+    if int(trace.meta.get("block_bytes", block_bytes)) != block_bytes:
+        raise ValueError(f"trace block size {trace.meta['block_bytes']} differs from the calibration's {block_bytes}")
+    capacity_blocks = int(capacity_bytes) // block_bytes
+    _check_capacity(trace, capacity_bytes, capacity_blocks)
+
+    from . import _native
+
+    block_number, dense = np.unique(trace.access_block, return_inverse=True)
+    has_mem = trace.has_memory_events
+    raw = _native.simulate(
+        policy, capacity_blocks, trace.kernel_exec_id, trace.kernel_duration_ns, trace.access_offsets,
+        dense.astype(np.int32), trace.access_pages, trace.access_write.view(np.uint8), block_number,
+        trace.mem_kernel if has_mem else np.zeros(0, np.int64),
+        trace.mem_action if has_mem else np.zeros(0, np.int8),
+        trace.mem_address if has_mem else np.zeros(0, np.uint64),
+        trace.mem_bytes if has_mem else np.zeros(0, np.uint64),
+        dataclasses.asdict(calibration), config.to_dict())
+    timeline = {key: raw[key] for key in _TIMELINE_KEYS}
+    timeline["kernel_iteration"] = trace.kernel_iteration
+    prefetched = raw["prefetch_bytes"]
+    first_uses = raw["prefetch_hit_blocks"]
+    return SimResult(
+        policy=policy,
+        capacity_bytes=int(capacity_bytes),
+        footprint_bytes=trace.footprint_bytes(),
+        kernels=trace.num_kernels,
+        iterations=trace.iterations,
+        accesses=trace.num_accesses,
+        faults=raw["faults"],
+        fault_batches=raw["fault_batches"],
+        h2d_bytes=raw["h2d_bytes"],
+        d2h_bytes=raw["d2h_bytes"],
+        prefetch_bytes=prefetched,
+        evicted_bytes=raw["evicted_bytes"],
+        discarded_bytes=raw["discarded_bytes"],
+        released_bytes=raw["released_bytes"],
+        lost_reads=raw["lost_reads"],
+        prefetch_accuracy=raw["prefetch_used_bytes"] / prefetched if prefetched else 0.0,
+        prefetch_coverage=first_uses / (first_uses + raw["fault_blocks"]) if first_uses + raw["fault_blocks"] else 0.0,
+        peak_resident_bytes=raw["peak_resident_blocks"] * block_bytes,
+        final_resident_bytes=raw["final_resident_bytes"],
+        time_s=raw["time_s"],
+        compute_s=raw["compute_s"],
+        fault_stall_s=raw["fault_stall_s"],
+        prefetch_wait_s=raw["prefetch_wait_s"],
+        table_bytes=raw["table_bytes"],
+        kernel_prediction_hits=raw["kernel_prediction_hits"],
+        kernel_prediction_misses=raw["kernel_prediction_misses"],
+        per_iteration=_per_iteration(trace, timeline),
+        config=_reported_config(policy, config),
+        calibration=calibration.device,
+        timeline=timeline,
+    )
+
+
+def _check_capacity(trace: Trace, capacity_bytes: int, capacity_blocks: int) -> None:
+    blocks_per_kernel = np.diff(trace.access_offsets)
+    widest = int(np.argmax(blocks_per_kernel))
+    if capacity_blocks < max(1, int(blocks_per_kernel[widest])):
+        name = str(trace.kernel_names[trace.kernel_name_idx[widest]])
+        raise ValueError(
+            f"capacity {format_bytes(capacity_bytes)} holds {capacity_blocks} blocks of 2 MiB, but kernel "
+            f"{widest} ({name}) touches {int(blocks_per_kernel[widest])} blocks at once; give at least "
+            f"{format_bytes(int(blocks_per_kernel[widest]) * 2**21)}")
+
+
+def _per_iteration(trace: Trace, timeline: dict) -> list[dict]:
+    first = trace.iteration_first_kernel.astype(np.int64)
+    if first.size == 0:
+        return []
+    last = np.append(first[1:], trace.num_kernels) - 1
+    rows = []
+    for i, (lo, hi) in enumerate(zip(first, last)):
+        span = slice(int(lo), int(hi) + 1)
+        rows.append({
+            "iteration": i,
+            "faults": int(timeline["kernel_faults"][span].sum()),
+            "time_s": float(timeline["kernel_t_end_s"][hi] - timeline["kernel_t_start_s"][lo]),
+            "h2d_bytes": int(timeline["kernel_h2d_bytes"][span].sum()),
+            "d2h_bytes": int(timeline["kernel_d2h_bytes"][span].sum()),
+            "prefetch_bytes": int(timeline["kernel_prefetch_bytes"][span].sum()),
+        })
+    return rows
+
+
+def _reported_config(policy: str, config: DeepUMConfig) -> dict | None:
+    if policy == "deepum":
+        return config.to_dict()
+    if policy == "oracle":
+        return {"lookahead": config.lookahead}
+    return None

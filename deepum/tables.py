@@ -1,0 +1,242 @@
+"""Correlation tables: which kernel follows which (exec-ID table) and which UM blocks each kernel
+faults on, in what order (one UM-block table per exec ID).
+
+This is the readable specification; driver_hooks/correlation.hpp implements the same tables natively
+and must agree with this module on every input.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+# Bytes each table element costs in the native layout; DeepUMConfig.table_bytes_bound uses them too.
+EXEC_RECORD_BYTES = 8 * 4          # 3 history IDs + next ID
+EXEC_ENTRY_BYTES = 8 + 8           # key + bookkeeping
+BLOCK_TABLE_BYTES = 8              # end block
+BLOCK_WAY_BYTES = 8                # tag
+BLOCK_SUCCESSOR_BYTES = 8          # one successor block number
+
+EXEC_ID_LIMIT = 2**64              # exec IDs are unsigned 64-bit
+BLOCK_LIMIT = 2**63                # UM block numbers are non-negative signed 64-bit
+NO_EXEC_ID = EXEC_ID_LIMIT - 1     # fills the history before the first launches
+HISTORY = 3                        # exec IDs before the current one that a record remembers
+
+History = tuple[int, ...]          # HISTORY exec IDs, oldest first
+Context = tuple[int, ...]          # HISTORY + 1 exec IDs, oldest first, the current one last
+
+
+def check_exec_id(exec_id: int) -> int:
+    if not 0 <= exec_id < EXEC_ID_LIMIT:
+        raise ValueError(f"exec ID must be in [0, 2**64), got {exec_id}")
+    return exec_id
+
+
+def check_block(block: int) -> int:
+    if not 0 <= block < BLOCK_LIMIT:
+        raise ValueError(f"UM block must be in [0, 2**63), got {block}")
+    return block
+
+
+def push_mru(items: list, value, capacity: int) -> None:
+    """Moves `value` to the front of `items` (inserting it if absent), keeping at most `capacity` items."""
+    if value in items:
+        items.remove(value)
+    items.insert(0, value)
+    del items[capacity:]
+
+
+def suffix_match(recorded: History, history: History) -> int:
+    """How many of the most recent exec IDs of two histories agree (0..HISTORY)."""
+    matched = 0
+    for a, b in zip(reversed(recorded), reversed(history)):
+        if a != b:
+            break
+        matched += 1
+    return matched
+
+
+class ExecIdTable:
+    """Per current exec ID, up to `records_per_entry` records (HISTORY previous exec IDs -> next exec ID),
+    most recently used first."""
+
+    def __init__(self, records_per_entry: int):
+        self.records_per_entry = records_per_entry
+        self._entries: dict[int, list[tuple[History, int]]] = {}
+
+    def learn(self, current: int, history: History, next_id: int) -> None:
+        push_mru(self._entries.setdefault(current, []), (tuple(history), next_id), self.records_per_entry)
+
+    def predict(self, current: int, history: History) -> int | None:
+        """Next exec ID of the record whose history agrees longest with `history` (ties: most recently
+        used); None if `current` has no records."""
+        best_next, best_match = None, -1
+        for recorded, next_id in self._entries.get(current, ()):
+            matched = suffix_match(recorded, history)
+            if matched > best_match:
+                best_next, best_match = next_id, matched
+        return best_next
+
+    def records(self, current: int) -> list[tuple[History, int]]:
+        """The records of `current`, most recently used first."""
+        return list(self._entries.get(current, ()))
+
+    def drop(self, exec_id: int) -> None:
+        self._entries.pop(exec_id, None)
+
+    def bytes_used(self) -> int:
+        return sum(EXEC_ENTRY_BYTES + len(records) * EXEC_RECORD_BYTES for records in self._entries.values())
+
+
+class BlockTable:
+    """UM-block correlation table of one exec ID.
+
+    `rows` sets of `ways` ways; a block's set is block % rows; each way holds a tag block and up to
+    `successors` blocks that faulted right after it, most recent first; ways are replaced least recently
+    learned first. The start row holds the blocks the kernel faulted on first (most recent first), and
+    the end block is the last fault of the last launch that faulted. Sets are allocated on first use.
+    """
+
+    def __init__(self, rows: int, ways: int, successors: int):
+        self.rows = rows
+        self.ways = ways
+        self.successors_per_way = successors
+        self._sets: dict[int, list[tuple[int, list[int]]]] = {}
+        self.start_blocks: list[int] = []
+        self.end_block: int | None = None
+
+    def learn_start(self, block: int) -> None:
+        push_mru(self.start_blocks, block, self.successors_per_way)
+
+    def learn_successor(self, block: int, successor: int) -> None:
+        ways = self._sets.setdefault(block % self.rows, [])
+        for index, way in enumerate(ways):
+            if way[0] == block:
+                ways.insert(0, ways.pop(index))
+                break
+        else:
+            ways.insert(0, (block, []))
+            del ways[self.ways:]
+        push_mru(ways[0][1], successor, self.successors_per_way)
+
+    def successors(self, block: int) -> tuple[int, ...]:
+        for tag, successors in self._sets.get(block % self.rows, ()):
+            if tag == block:
+                return tuple(successors)
+        return ()
+
+    def sets(self) -> dict[int, list[tuple[int, tuple[int, ...]]]]:
+        """Allocated sets: set index -> ways, most recently learned first, as (tag, successors)."""
+        return {index: [(tag, tuple(successors)) for tag, successors in ways] for index, ways in self._sets.items()}
+
+    def chain(self, limit: int) -> tuple[int, ...]:
+        """Blocks the kernel is predicted to fault on, at most `limit`, no repeats: a breadth-first walk
+        of successors from the start blocks (most recent first), then from the end block if the walk
+        has not reached it."""
+        chain: list[int] = []
+        seen: set[int] = set()
+
+        def visit(block: int) -> None:
+            if block not in seen and len(chain) < limit:
+                seen.add(block)
+                chain.append(block)
+
+        for block in self.start_blocks:
+            visit(block)
+        end_seeded = False
+        walked = 0
+        while len(chain) < limit:
+            if walked == len(chain):
+                if end_seeded or self.end_block is None:
+                    break
+                end_seeded = True
+                visit(self.end_block)
+                continue
+            for successor in self.successors(chain[walked]):
+                visit(successor)
+            walked += 1
+        return tuple(chain)
+
+    def bytes_used(self) -> int:
+        if not self.start_blocks and not self._sets:
+            return 0
+        ways = sum(len(ways) for ways in self._sets.values()) + 1  # + the start row
+        successors = sum(len(s) for ways in self._sets.values() for _, s in ways) + len(self.start_blocks)
+        return BLOCK_TABLE_BYTES + ways * BLOCK_WAY_BYTES + successors * BLOCK_SUCCESSOR_BYTES
+
+
+class CorrelationTables:
+    """The exec-ID table and one UM-block table per tracked exec ID, learning from launches and faults.
+
+    At most `exec_ids` exec IDs are tracked; launching a new one past that bound drops the least
+    recently launched one with its exec-ID entry and its UM-block table.
+    """
+
+    def __init__(self, config):
+        """config: a DeepUMConfig (or anything with its table-size fields)."""
+        self.exec_ids = config.exec_ids
+        self.block_rows = config.block_rows
+        self.block_ways = config.block_ways
+        self.block_successors = config.block_successors
+        self.chain_blocks = config.chain_blocks
+        self.exec_table = ExecIdTable(config.exec_records)
+        self._block_tables: dict[int, BlockTable] = {}
+        self._launch_order: OrderedDict[int, None] = OrderedDict()  # least recently launched first
+        self.history: Context = (NO_EXEC_ID,) * (HISTORY + 1)     # last launches, the running one last
+        self._launched = False
+        self._last_fault: int | None = None                         # of the running kernel
+
+    def on_kernel(self, exec_id: int) -> None:
+        """A kernel launched: ends learning of the previous one and records the transition."""
+        check_exec_id(exec_id)
+        if self._launched:
+            previous = self.history[-1]
+            if self._last_fault is not None:
+                self._block_tables[previous].end_block = self._last_fault
+            self.exec_table.learn(previous, self.history[:-1], exec_id)
+        self._track(exec_id)
+        self.history = self.history[1:] + (exec_id,)
+        self._launched = True
+        self._last_fault = None
+
+    def on_fault(self, block: int) -> None:
+        """The running kernel faulted on `block` (a repeat of its previous fault is ignored)."""
+        check_block(block)
+        if not self._launched or block == self._last_fault:
+            return
+        running = self.history[-1]
+        table = self._block_tables.get(running)
+        if table is None:
+            table = self._block_tables[running] = BlockTable(self.block_rows, self.block_ways, self.block_successors)
+        if self._last_fault is None:
+            table.learn_start(block)
+        else:
+            table.learn_successor(self._last_fault, block)
+        self._last_fault = block
+
+    def _track(self, exec_id: int) -> None:
+        if exec_id in self._launch_order:
+            self._launch_order.move_to_end(exec_id)
+            return
+        self._launch_order[exec_id] = None
+        if len(self._launch_order) > self.exec_ids:
+            dropped, _ = self._launch_order.popitem(last=False)
+            self.exec_table.drop(dropped)
+            self._block_tables.pop(dropped, None)
+
+    def predict_next(self, context: Context) -> int | None:
+        """The exec ID predicted to follow `context` (HISTORY + 1 exec IDs, the current one last)."""
+        return self.exec_table.predict(context[-1], context[:-1])
+
+    def chain(self, exec_id: int) -> tuple[int, ...]:
+        """Predicted UM blocks of one launch of `exec_id` (see BlockTable.chain)."""
+        table = self._block_tables.get(exec_id)
+        return table.chain(self.chain_blocks) if table is not None else ()
+
+    def block_table(self, exec_id: int) -> BlockTable | None:
+        return self._block_tables.get(exec_id)
+
+    def tracked_exec_ids(self) -> tuple[int, ...]:
+        """Tracked exec IDs, least recently launched first."""
+        return tuple(self._launch_order)
+
+    def bytes_used(self) -> int:
+        return self.exec_table.bytes_used() + sum(t.bytes_used() for t in self._block_tables.values())

@@ -1,0 +1,116 @@
+// Python binding of the correlation predictor: deepum._native.Predictor, PredictedKernel, WindowChange.
+// Same API as deepum/predictor.py; entries compare equal to the Python ones.
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+
+#include "correlation.hpp"
+
+namespace py = pybind11;
+using deepum::CorrelationConfig;
+using deepum::PredictedKernel;
+using deepum::Predictor;
+using deepum::WindowChange;
+
+namespace {
+
+uint64_t exec_id_arg(const py::int_& value) {
+  const unsigned long long id = PyLong_AsUnsignedLongLong(value.ptr());
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    throw py::value_error("exec ID must be in [0, 2**64), got " + py::str(value).cast<std::string>());
+  }
+  return id;
+}
+
+int64_t block_arg(const py::int_& value) {
+  const long long block = PyLong_AsLongLong(value.ptr());
+  if (PyErr_Occurred() || block < 0) {
+    PyErr_Clear();
+    throw py::value_error("UM block must be in [0, 2**63), got " + py::str(value).cast<std::string>());
+  }
+  return block;
+}
+
+py::tuple to_tuple(const std::vector<int64_t>& blocks) {
+  py::tuple out(blocks.size());
+  for (size_t i = 0; i < blocks.size(); ++i) out[i] = py::int_(blocks[i]);
+  return out;
+}
+
+// Equality with anything holding the same fields, in order: a tuple (the Python NamedTuples are tuples)
+// or an object with those attributes.
+py::object equals(const py::tuple& fields, const char* const* names, const py::object& other) {
+  if (py::isinstance<py::tuple>(other)) return py::bool_(fields.equal(other));
+  py::tuple theirs(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (!py::hasattr(other, names[i])) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+    theirs[i] = other.attr(names[i]);
+  }
+  return py::bool_(fields.equal(theirs));
+}
+
+const char* const kKernelFields[] = {"exec_id", "blocks"};
+const char* const kChangeFields[] = {"popped", "pushed"};
+
+py::tuple kernel_fields(const PredictedKernel& k) { return py::make_tuple(k.exec_id, to_tuple(k.blocks)); }
+py::tuple change_fields(const WindowChange& c) { return py::make_tuple(c.popped, c.pushed); }
+
+}  // namespace
+
+void bind_correlation(py::module_& m) {
+  py::class_<PredictedKernel>(m, "PredictedKernel", "A window entry: an exec ID and its predicted UM blocks.")
+      .def_readonly("exec_id", &PredictedKernel::exec_id)
+      .def_property_readonly("blocks", [](const PredictedKernel& k) { return to_tuple(k.blocks); },
+                             "UM blocks in chain-walk order, no repeats (tuple)")
+      .def("__eq__", [](const PredictedKernel& k, const py::object& other) {
+        return equals(kernel_fields(k), kKernelFields, other);
+      })
+      .def("__repr__", [](const PredictedKernel& k) {
+        return "PredictedKernel(exec_id=" + std::to_string(k.exec_id) +
+               ", blocks=" + py::repr(to_tuple(k.blocks)).cast<std::string>() + ")";
+      });
+
+  py::class_<WindowChange>(m, "WindowChange", "What one launch did to the window.")
+      .def_readonly("popped", &WindowChange::popped, "entries removed from the front (all old ones on a rebuild)")
+      .def_readonly("pushed", &WindowChange::pushed, "entries appended at the back")
+      .def("__eq__", [](const WindowChange& c, const py::object& other) {
+        return equals(change_fields(c), kChangeFields, other);
+      })
+      .def("__repr__", [](const WindowChange& c) {
+        return "WindowChange(popped=" + std::to_string(c.popped) + ", pushed=" + std::to_string(c.pushed) + ")";
+      });
+
+  const CorrelationConfig d;
+  py::class_<Predictor>(m, "Predictor",
+                        "DeepUM correlation predictor (native); same behaviour as deepum.predictor.Predictor.\n"
+                        "Takes the DeepUMConfig fields as keywords; the policy ones (learn_from, prefetch, pre_evict,\n"
+                        "invalidate) are accepted and ignored.")
+      .def(py::init([](size_t lookahead, size_t exec_ids, size_t exec_records, size_t block_rows, size_t block_ways,
+                       size_t block_successors, size_t chain_blocks, const py::object&, bool, bool, bool) {
+             return std::make_unique<Predictor>(CorrelationConfig{lookahead, exec_ids, exec_records, block_rows,
+                                                                  block_ways, block_successors, chain_blocks});
+           }),
+           py::kw_only(), py::arg("lookahead") = d.lookahead, py::arg("exec_ids") = d.exec_ids,
+           py::arg("exec_records") = d.exec_records, py::arg("block_rows") = d.block_rows,
+           py::arg("block_ways") = d.block_ways, py::arg("block_successors") = d.block_successors,
+           py::arg("chain_blocks") = d.chain_blocks, py::arg("learn_from") = "accesses", py::arg("prefetch") = true,
+           py::arg("pre_evict") = true, py::arg("invalidate") = true)
+      .def("on_kernel", [](Predictor& p, const py::int_& exec_id) { return p.on_kernel(exec_id_arg(exec_id)); },
+           py::arg("exec_id"), "A kernel with execution ID `exec_id` launched; returns the WindowChange.")
+      .def("on_fault", [](Predictor& p, const py::int_& block) { p.on_fault(block_arg(block)); }, py::arg("block"),
+           "The running kernel faulted on UM block `block` (a non-negative block number).")
+      .def_property_readonly("window", [](const Predictor& p) {
+        py::list out;
+        for (const PredictedKernel& k : p.window()) out.append(py::cast(k));
+        return out;
+      }, "[0]: the running kernel; [1:]: the kernels predicted to follow it, in order (list of PredictedKernel).")
+      .def_property_readonly("kernel_hits", &Predictor::kernel_hits, "Launches that matched window[1] of the previous launch.")
+      .def_property_readonly("kernel_misses", &Predictor::kernel_misses,
+                             "Launches that did not match window[1] of the previous launch although it existed.")
+      .def("table_bytes", &Predictor::table_bytes, "Bytes the correlation tables hold now.")
+      .def("predict_blocks", [](Predictor& p, const py::int_& exec_id) {
+        return to_tuple(p.predict_blocks(exec_id_arg(exec_id)));
+      }, py::arg("exec_id"), "UM blocks predicted now for one launch of `exec_id`, in chain-walk order (tuple).");
+}

@@ -1,0 +1,144 @@
+// Python binding of the UVM driver model: deepum._native.simulate(...).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+
+#include "uvm_model.hpp"
+
+namespace py = pybind11;
+using namespace deepum;
+
+namespace {
+
+template <typename T>
+using CArray = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+template <typename T>
+const T* checked(const CArray<T>& a, size_t n, const char* name) {
+  if (a.ndim() != 1 || size_t(a.shape(0)) != n)
+    throw std::invalid_argument(std::string(name) + ": expected " + std::to_string(n) + " rows");
+  return a.data();
+}
+
+template <typename T, typename F>
+py::array_t<T> column(const std::vector<KernelRecord>& records, F field) {
+  py::array_t<T> out(records.size());
+  T* p = out.mutable_data();
+  for (size_t i = 0; i < records.size(); ++i) p[i] = field(records[i]);
+  return out;
+}
+
+CostModel cost_model(const py::dict& c) {
+  return CostModel{c["prefetch_h2d_bytes_per_s"].cast<double>(), c["prefetch_call_cpu_s"].cast<double>(),
+                   c["evict_d2h_bytes_per_s"].cast<double>(), c["demand_fault_read_bytes_per_s"].cast<double>(),
+                   c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
+                   c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>(),
+                   c["block_bytes"].cast<int64_t>(), c["page_bytes"].cast<int64_t>()};
+}
+
+CorrelationConfig correlation_config(const py::dict& c) {
+  CorrelationConfig out;
+  out.lookahead = c["lookahead"].cast<size_t>();
+  out.exec_ids = c["exec_ids"].cast<size_t>();
+  out.exec_records = c["exec_records"].cast<size_t>();
+  out.block_rows = c["block_rows"].cast<size_t>();
+  out.block_ways = c["block_ways"].cast<size_t>();
+  out.block_successors = c["block_successors"].cast<size_t>();
+  out.chain_blocks = c["chain_blocks"].cast<size_t>();
+  return out;
+}
+
+py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const CArray<uint64_t>& exec_id,
+                  const CArray<int64_t>& duration_ns, const CArray<int64_t>& access_offsets,
+                  const CArray<int32_t>& access_block, const CArray<int16_t>& access_pages,
+                  const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
+                  const CArray<int64_t>& mem_kernel, const CArray<int8_t>& mem_action,
+                  const CArray<uint64_t>& mem_address, const CArray<uint64_t>& mem_bytes, const py::dict& cost,
+                  const py::dict& config) {
+  TraceView t;
+  t.kernels = size_t(exec_id.size());
+  t.exec_id = exec_id.data();
+  t.duration_ns = checked(duration_ns, t.kernels, "kernel_duration_ns");
+  t.access_offsets = checked(access_offsets, t.kernels + 1, "access_offsets");
+  const size_t accesses = size_t(t.access_offsets[t.kernels]);
+  t.access_block = checked(access_block, accesses, "access_block");
+  t.access_pages = checked(access_pages, accesses, "access_pages");
+  t.access_write = checked(access_write, accesses, "access_write");
+  t.blocks = size_t(block_number.size());
+  t.block_number = block_number.data();
+  t.mem_events = size_t(mem_kernel.size());
+  t.mem_kernel = mem_kernel.data();
+  t.mem_action = checked(mem_action, t.mem_events, "mem_action");
+  t.mem_address = checked(mem_address, t.mem_events, "mem_address");
+  t.mem_bytes = checked(mem_bytes, t.mem_events, "mem_bytes");
+  if (t.kernels == 0) throw std::invalid_argument("the trace has no kernels");
+
+  std::unique_ptr<Policy> policy;
+  if (policy_name == "um") {
+    policy = std::make_unique<DriverOnlyPolicy>();
+  } else if (policy_name == "deepum") {
+    const std::string learn_from = config["learn_from"].cast<std::string>();
+    if (learn_from != "accesses" && learn_from != "faults")
+      throw std::invalid_argument("learn_from must be 'accesses' or 'faults', got '" + learn_from + "'");
+    DeepUMSwitches sw{learn_from == "accesses", config["prefetch"].cast<bool>(), config["pre_evict"].cast<bool>(),
+                      config["invalidate"].cast<bool>()};
+    policy = std::make_unique<DeepUMPolicy>(correlation_config(config), sw, t.blocks);
+  } else if (policy_name == "oracle") {
+    policy = std::make_unique<OraclePolicy>(t, config["lookahead"].cast<size_t>());
+  } else {
+    throw std::invalid_argument("unknown policy '" + policy_name + "' (um, deepum, oracle)");
+  }
+  Simulator sim(t, cost_model(cost), capacity_blocks);
+  {
+    py::gil_scoped_release release;
+    sim.run(*policy);
+  }
+  const Totals& s = sim.totals();
+  const auto& tl = sim.timeline();
+  py::dict out;
+  out["faults"] = s.faults;
+  out["fault_batches"] = s.fault_batches;
+  out["fault_blocks"] = s.fault_blocks;
+  out["h2d_bytes"] = s.h2d_bytes;
+  out["d2h_bytes"] = s.d2h_bytes;
+  out["prefetch_bytes"] = s.prefetch_bytes;
+  out["prefetch_used_bytes"] = s.prefetch_used_bytes;
+  out["prefetch_hit_blocks"] = s.prefetch_hit_blocks;
+  out["evicted_bytes"] = s.evicted_bytes;
+  out["discarded_bytes"] = s.discarded_bytes;
+  out["released_bytes"] = s.released_bytes;
+  out["lost_reads"] = s.lost_reads;
+  out["peak_resident_blocks"] = s.peak_resident_blocks;
+  out["final_resident_bytes"] = sim.resident_bytes();
+  out["compute_s"] = s.compute_s;
+  out["fault_stall_s"] = s.fault_stall_s;
+  out["prefetch_wait_s"] = s.prefetch_wait_s;
+  out["time_s"] = s.time_s;
+  out["kernel_prediction_hits"] = policy->kernel_hits();
+  out["kernel_prediction_misses"] = policy->kernel_misses();
+  out["table_bytes"] = policy->table_bytes();
+  out["kernel_t_start_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_start_s; });
+  out["kernel_t_end_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_end_s; });
+  out["kernel_fault_stall_s"] = column<double>(tl, [](const KernelRecord& r) { return r.fault_stall_s; });
+  out["kernel_prefetch_wait_s"] = column<double>(tl, [](const KernelRecord& r) { return r.prefetch_wait_s; });
+  out["kernel_faults"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.faults; });
+  out["kernel_prefetch_bytes"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.prefetch_bytes; });
+  out["kernel_evict_bytes"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.evict_bytes; });
+  out["kernel_discard_bytes"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.discard_bytes; });
+  out["kernel_h2d_bytes"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.h2d_bytes; });
+  out["kernel_d2h_bytes"] = column<int64_t>(tl, [](const KernelRecord& r) { return r.d2h_bytes; });
+  return out;
+}
+
+}  // namespace
+
+void bind_uvm_model(py::module_& m) {
+  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("exec_id"),
+        py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
+        py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
+        py::arg("mem_address"), py::arg("mem_bytes"), py::arg("cost"), py::arg("config"),
+        "Replays a trace (dense block indices) under a policy on the UVM driver model; returns totals and "
+        "per-kernel arrays. Times in seconds, sizes in bytes.");
+}

@@ -1,0 +1,36 @@
+"""Skips tests marked `gpu` when PyTorch with a CUDA GPU (or nvcc, which builds the allocator) is
+missing, so the suite runs everywhere."""
+from __future__ import annotations
+
+import functools
+import importlib.util
+
+import pytest
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_unavailable_reason() -> str | None:
+    """Why GPU tests cannot run here, or None when they can. Creates no CUDA context."""
+    if importlib.util.find_spec("torch") is None:
+        return "PyTorch is not installed"
+    import torch
+
+    if not torch.cuda.is_available():
+        return "no CUDA GPU visible to PyTorch"
+    if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
+        return "cuda-bindings is not installed"
+    from deepum import native_build
+
+    try:
+        native_build.find_nvcc()
+    except native_build.NativeBuildError as exc:
+        return str(exc)
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    gpu_items = [item for item in items if "gpu" in item.keywords]
+    if gpu_items and gpu_unavailable_reason():
+        skip = pytest.mark.skip(reason=f"GPU test: {gpu_unavailable_reason()}")
+        for item in gpu_items:
+            item.add_marker(skip)

@@ -1,0 +1,401 @@
+"""The GPU runtime's logic that needs no GPU: configuration, the fuse rule, the too-late rule, the
+native build cache, the allocator's fuse and registry (against a host-only CUDA stub), and
+importing without torch."""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from deepum import native_build
+from deepum.config import DeepUMConfig
+from deepum.runtime import (RuntimeConfig, fuse_message, resolve_capacity, resolve_max_managed_bytes,
+                            too_late_reason)
+
+GiB = 1 << 30
+MiB = 1 << 20
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- configuration -------------------------------------------------------------------------
+
+def test_config_parses_sizes_to_bytes():
+    config = RuntimeConfig(mode="um", capacity="8GiB", max_managed_bytes="512 MiB", headroom=0)
+    assert (config.capacity, config.max_managed_bytes, config.headroom) == (8 * GiB, 512 * MiB, 0)
+    assert RuntimeConfig().mode == "deepum" and RuntimeConfig().capacity is None
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"mode": "fast"}, "unknown deepum mode 'fast'"),
+    ({"capacity": "eight gigs"}, "cannot read size"),
+    ({"capacity": 0}, "capacity must be positive"),
+    ({"max_managed_bytes": "0GiB"}, "max_managed_bytes must be positive"),
+    ({"max_managed_bytes": -5}, "must not be negative"),
+    ({"device": -1}, "device must be a CUDA device index"),
+    ({"device": True}, "device must be a CUDA device index"),
+    ({"config": {"lookahead": 8}}, "config must be a DeepUMConfig"),
+])
+def test_config_rejects_bad_values(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        RuntimeConfig(**kwargs)
+
+
+def test_config_keeps_predictor_config():
+    assert RuntimeConfig(config=DeepUMConfig(lookahead=8)).config.lookahead == 8
+
+
+# --- the fuse rule: managed memory at most half of the free GPU memory ---------------------
+
+def test_fuse_defaults_to_half_the_free_memory():
+    assert resolve_max_managed_bytes(None, 80 * GiB) == 40 * GiB
+
+
+def test_fuse_accepts_values_up_to_half_the_free_memory():
+    assert resolve_max_managed_bytes(2 * GiB, 80 * GiB) == 2 * GiB
+    assert resolve_max_managed_bytes(40 * GiB, 80 * GiB) == 40 * GiB
+
+
+def test_fuse_refuses_more_than_half_the_free_memory():
+    with pytest.raises(ValueError, match=r"above the safety limit of half the free GPU memory \(40.00 GiB"):
+        resolve_max_managed_bytes(40 * GiB + 1, 80 * GiB)
+
+
+def test_fuse_needs_free_memory():
+    with pytest.raises(ValueError, match="no room for managed memory"):
+        resolve_max_managed_bytes(None, 1)
+
+
+def test_capacity_defaults_to_free_minus_headroom():
+    assert resolve_capacity(None, 80 * GiB, GiB) == 79 * GiB
+    assert resolve_capacity(8 * GiB, 80 * GiB, GiB) == 8 * GiB
+
+
+def test_capacity_never_exceeds_free_memory():
+    with pytest.raises(ValueError, match="more than the GPU has free"):
+        resolve_capacity(81 * GiB, 80 * GiB, GiB)
+    with pytest.raises(ValueError, match="less than the headroom"):
+        resolve_capacity(None, GiB // 2, GiB)
+
+
+def test_fuse_message_names_cap_use_and_request():
+    message = fuse_message(256 * MiB, 64 * MiB, 512 * MiB)
+    assert "512.00 MiB" in message and "64.00 MiB" in message and "256.00 MiB" in message
+    assert "max_managed_bytes" in message
+
+
+# --- too late: enable() after CUDA was set up -----------------------------------------------
+
+def test_not_too_late_on_a_fresh_process():
+    assert too_late_reason(False, False, False, prepared_by_deepum=False) is None
+
+
+@pytest.mark.parametrize("torch_initialized, primary, current, fact", [
+    (True, False, False, "torch.cuda.is_initialized()"),
+    (False, True, False, "primary CUDA context already exists"),
+    (False, False, True, "current CUDA context"),
+    (True, True, True, "primary CUDA context already exists"),
+])
+def test_too_late_names_what_happened_and_what_to_do(torch_initialized, primary, current, fact):
+    reason = too_late_reason(torch_initialized, primary, current, prepared_by_deepum=False)
+    assert reason.startswith("deepum.enable() came too late")
+    assert fact in reason
+    assert "at the top of the script" in reason and "before model.cuda()" in reason
+
+
+def test_reenabling_after_deepum_prepared_cuda_is_not_too_late():
+    assert too_late_reason(True, True, True, prepared_by_deepum=True) is None
+
+
+# --- native build: cache key, lock, errors ---------------------------------------------------
+
+@pytest.fixture
+def source_tree(tmp_path, monkeypatch):
+    """A private source root holding one library source, and a private cache."""
+    root = tmp_path / "src"
+    (root / "kernels").mkdir(parents=True)
+    (root / "kernels" / "lib.cpp").write_text("int x = 1;\n")
+    monkeypatch.setattr(native_build, "SOURCE_ROOT", root)
+    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path / "cache"))
+    return root
+
+
+@pytest.fixture
+def fake_nvcc(tmp_path, monkeypatch):
+    """An executable named nvcc that logs each compile and writes its -o file (or fails on demand)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "nvcc.log"
+    script = bin_dir / "nvcc"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        if [ "$1" = "--version" ]; then echo "fake nvcc 1.0"; exit 0; fi
+        if [ -n "$FAKE_NVCC_FAIL" ]; then echo "lib.cpp:1: error: broken" >&2; exit 1; fi
+        sleep 0.2
+        echo compile >> {log}
+        while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then echo built > "$2"; fi; shift; done
+        """))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(native_build, "NVCC_FALLBACKS", ())
+    native_build.compiler_identity.cache_clear()
+    yield log
+    native_build.compiler_identity.cache_clear()
+
+
+LIBRARY = native_build.NativeLibrary("demo", ("kernels/lib.cpp",))
+
+
+def test_cache_root_follows_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path / "c"))
+    assert native_build.cache_root() == tmp_path / "c"
+    monkeypatch.delenv("DEEPUM_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert native_build.cache_root() == tmp_path / "x" / "deepum"
+
+
+def test_build_key_changes_with_every_input(source_tree):
+    key = native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
+    assert key == native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
+    assert key != native_build.build_key(LIBRARY, "nvcc 13.1", "2.11.0", "sm_90")
+    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.12.0", "sm_90")
+    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_100")
+    flagged = native_build.NativeLibrary("demo", ("kernels/lib.cpp",), flags=("-lcupti",))
+    assert key != native_build.build_key(flagged, "nvcc 13.0", "2.11.0", "sm_90")
+    (source_tree / "kernels" / "lib.cpp").write_text("int x = 2;\n")
+    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
+
+
+def test_missing_source_is_a_clear_error(source_tree):
+    with pytest.raises(native_build.NativeBuildError, match="native source .*missing.txt.* is missing"):
+        native_build.build_key(native_build.NativeLibrary("x", ("missing.txt",)), "", "", "")
+
+
+def test_missing_nvcc_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CUDA_HOME", raising=False)
+    monkeypatch.setattr(native_build, "NVCC_FALLBACKS", ())
+    with pytest.raises(native_build.NativeBuildError, match="needs the CUDA compiler nvcc, which was not found"):
+        native_build.build_library(native_build.MANAGED_ALLOCATOR)
+
+
+def test_cuda_home_takes_precedence(monkeypatch, tmp_path, fake_nvcc):
+    cuda_home = tmp_path / "cuda"
+    (cuda_home / "bin").mkdir(parents=True)
+    shutil.copy(tmp_path / "bin" / "nvcc", cuda_home / "bin" / "nvcc")
+    monkeypatch.setenv("CUDA_HOME", str(cuda_home))
+    assert native_build.find_nvcc() == cuda_home / "bin" / "nvcc"
+
+
+def test_build_compiles_once_then_reuses_the_cache(source_tree, fake_nvcc):
+    first = native_build.build_library(LIBRARY)
+    second = native_build.build_library(LIBRARY)
+    assert first == second and first.read_text() == "built\n"
+    assert first.parent.parent == native_build.cache_root()
+    assert fake_nvcc.read_text().count("compile") == 1
+    assert "-arch=sm_90" in (first.parent / "build.log").read_text()
+
+
+def test_concurrent_builds_compile_once(source_tree, fake_nvcc):
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(native_build.build_library(LIBRARY)))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(set(results)) == 1 and len(results) == 4
+    assert fake_nvcc.read_text().count("compile") == 1
+
+
+def test_compile_error_names_command_and_output(source_tree, fake_nvcc, monkeypatch):
+    monkeypatch.setenv("FAKE_NVCC_FAIL", "1")
+    with pytest.raises(native_build.NativeBuildError, match=r"(?s)failed \(exit 1\).*nvcc.*error: broken"):
+        native_build.build_library(LIBRARY)
+    monkeypatch.delenv("FAKE_NVCC_FAIL")
+    assert native_build.build_library(LIBRARY).is_file()  # a failed build leaves nothing half-made
+
+
+def test_arch_follows_environment(source_tree, fake_nvcc, monkeypatch):
+    monkeypatch.setenv("DEEPUM_CUDA_ARCH", "native")
+    built = native_build.build_library(LIBRARY)
+    assert "-arch=native" in (built.parent / "build.log").read_text()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
+def test_real_nvcc_builds_an_allocator_that_refuses_without_a_fuse(monkeypatch, tmp_path):
+    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path))
+    lib = ctypes.CDLL(str(native_build.build_library(native_build.MANAGED_ALLOCATOR)))
+    lib.deepum_malloc.restype = ctypes.c_void_p
+    lib.deepum_refusals.restype = ctypes.c_uint64
+    lib.deepum_last_refused_bytes.restype = ctypes.c_size_t
+    # The fuse starts at 0: the request is refused before any CUDA call (none could run here).
+    assert lib.deepum_malloc(ctypes.c_ssize_t(MiB), 0, None) is None
+    assert lib.deepum_refusals() == 1 and lib.deepum_last_refused_bytes() == MiB
+
+
+# --- the allocator's fuse, counters and registry, on a host-only CUDA stub --------------------
+
+class StubAllocator:
+    """kernels/managed_allocator.cpp compiled against tests/cuda_stub (malloc-backed)."""
+
+    def __init__(self, path: Path):
+        self.lib = ctypes.CDLL(str(path))
+        self.lib.deepum_malloc.restype = ctypes.c_void_p
+        self.lib.deepum_malloc.argtypes = [ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+        self.lib.deepum_free.argtypes = [ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int, ctypes.c_void_p]
+        self.lib.deepum_set_max_managed_bytes.argtypes = [ctypes.c_size_t]
+        self.lib.deepum_segments.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        for name in ("deepum_bytes_in_use", "deepum_peak_bytes", "deepum_max_managed_bytes",
+                     "deepum_last_refused_bytes", "deepum_bytes_in_use_at_refusal", "deepum_segments"):
+            getattr(self.lib, name).restype = ctypes.c_size_t
+        for name in ("deepum_segments_allocated", "deepum_segments_freed", "deepum_refusals",
+                     "deepum_driver_failures"):
+            getattr(self.lib, name).restype = ctypes.c_uint64
+
+    def __getattr__(self, name):
+        return getattr(self.lib, name)
+
+    def malloc(self, nbytes):
+        return self.lib.deepum_malloc(nbytes, 0, None)
+
+    def free(self, ptr, nbytes=0):
+        self.lib.deepum_free(ptr, nbytes, 0, None)
+
+    def segments(self, room=64):
+        buffer = (ctypes.c_uint64 * (2 * room))()
+        live = self.lib.deepum_segments(buffer, room)
+        return [(buffer[2 * i], buffer[2 * i + 1]) for i in range(min(live, room))], live
+
+
+@pytest.fixture(scope="module")
+def stub_allocator_build(tmp_path_factory):
+    compiler = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    output = tmp_path_factory.mktemp("stub") / "libstub_allocator.so"
+    subprocess.run([compiler, "-std=c++17", "-O2", "-shared", "-fPIC", "-pthread", "-x", "c++",
+                    f"-I{REPO / 'tests' / 'cuda_stub'}", str(REPO / "kernels" / "managed_allocator.cpp"),
+                    "-o", str(output)], check=True)
+    return output
+
+
+@pytest.fixture
+def stub_allocator(stub_allocator_build, tmp_path):
+    """A fresh allocator state per test: a copy under a new path is a new library instance."""
+    copy = tmp_path / stub_allocator_build.name
+    shutil.copy(stub_allocator_build, copy)
+    return StubAllocator(copy)
+
+
+def test_fuse_starts_closed(stub_allocator):
+    assert stub_allocator.malloc(4096) is None
+    assert stub_allocator.deepum_refusals() == 1 and stub_allocator.stub_driver_malloc_calls() == 0
+
+
+def test_fuse_refuses_past_the_cap_without_calling_the_driver(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(10 * MiB)
+    a = stub_allocator.malloc(6 * MiB)
+    b = stub_allocator.malloc(4 * MiB)                   # exactly at the cap: allowed
+    assert a and b
+    assert stub_allocator.malloc(1) is None              # one byte past the cap
+    assert stub_allocator.deepum_refusals() == 1
+    assert stub_allocator.deepum_last_refused_bytes() == 1
+    assert stub_allocator.deepum_bytes_in_use_at_refusal() == 10 * MiB
+    assert stub_allocator.stub_driver_malloc_calls() == 2
+    stub_allocator.free(a, 6 * MiB)
+    assert stub_allocator.malloc(6 * MiB)                # room again after a free
+    assert stub_allocator.deepum_bytes_in_use() == 10 * MiB
+    assert stub_allocator.deepum_peak_bytes() == 10 * MiB
+
+
+def test_nonpositive_sizes_are_refused(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(MiB)
+    assert stub_allocator.malloc(0) is None and stub_allocator.malloc(-1) is None
+    assert stub_allocator.stub_driver_malloc_calls() == 0
+
+
+def test_driver_failure_returns_the_reservation(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(MiB)
+    stub_allocator.stub_fail_next_malloc()
+    assert stub_allocator.malloc(4096) is None
+    assert stub_allocator.deepum_driver_failures() == 1 and stub_allocator.deepum_refusals() == 0
+    assert stub_allocator.deepum_bytes_in_use() == 0
+
+
+def test_registry_lists_live_segments_in_address_order(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(GiB)
+    sizes = [4096, 2 * MiB, 20 * MiB, 512]
+    pointers = [stub_allocator.malloc(n) for n in sizes]
+    segments, live = stub_allocator.segments()
+    assert live == 4 and segments == sorted(zip(pointers, sizes))
+    stub_allocator.free(pointers[1])
+    segments, live = stub_allocator.segments()
+    assert live == 3 and (pointers[1], sizes[1]) not in segments
+    assert stub_allocator.deepum_segments_allocated() == 4 and stub_allocator.deepum_segments_freed() == 1
+    truncated, live = stub_allocator.segments(room=1)
+    assert live == 3 and len(truncated) == 1
+
+
+def test_foreign_pointers_are_not_freed(stub_allocator):
+    stub_allocator.free(12345)
+    assert stub_allocator.stub_driver_free_calls() == 0 and stub_allocator.deepum_segments_freed() == 0
+
+
+def test_concurrent_allocations_never_pass_the_cap(stub_allocator):
+    cap = 8 * MiB
+    stub_allocator.deepum_set_max_managed_bytes(cap)
+
+    def churn():
+        for _ in range(300):
+            ptr = stub_allocator.malloc(MiB)
+            if ptr:
+                stub_allocator.free(ptr, MiB)
+
+    threads = [threading.Thread(target=churn) for _ in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert stub_allocator.deepum_peak_bytes() <= cap
+    assert stub_allocator.deepum_bytes_in_use() == 0
+    assert stub_allocator.deepum_segments_allocated() == stub_allocator.deepum_segments_freed()
+    assert stub_allocator.segments()[1] == 0
+
+
+# --- importable without torch or CUDA ---------------------------------------------------------
+
+def test_runtime_imports_and_reports_without_torch():
+    script = textwrap.dedent("""\
+        import sys, importlib.abc
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("torch", "cuda", "cupy", "cupti"):
+                    raise ImportError(f"{name} is blocked")
+        sys.meta_path.insert(0, Block())
+        import deepum.runtime, deepum.gpu, deepum.native_build, deepum.allocator_trace
+        import deepum
+        assert deepum.runtime.stats()["enabled"] is False
+        with deepum.runtime.enable(mode="none") as session:
+            assert deepum.runtime.is_enabled() and deepum.runtime.stats()["mode"] == "none"
+        assert not deepum.runtime.is_enabled()
+        try:
+            deepum.runtime.enable(mode="um")
+        except RuntimeError as exc:
+            assert "PyTorch" in str(exc), exc
+        else:
+            raise AssertionError("enable(mode='um') without torch did not raise")
+        assert not deepum.runtime.is_enabled()
+        print("ok")
+        """)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -1,0 +1,334 @@
+"""The GPU runtime on a real GPU. deepum.enable() must precede CUDA initialization, so every case
+runs in a fresh Python process: this file is also the script that runs a case
+(`python tests/test_runtime_gpu.py CASE [ARG]`), printing one `RESULT <json>` line.
+
+Sizes stay small (at most 1 GiB managed) and every case runs under the fuse."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MANAGED = 3   # cudaMemoryTypeManaged
+DEVICE = 2    # cudaMemoryTypeDevice
+MiB = 1 << 20
+GiB = 1 << 30
+
+pytestmark = pytest.mark.gpu
+
+
+# --- cases (each runs in its own process) ----------------------------------------------------
+
+def _memory_type(tensor) -> int:
+    from deepum import gpu
+    return gpu.memory_type(tensor.data_ptr())
+
+
+def case_memory_types(mode: str) -> dict:
+    """Memory types of parameters, gradients, saved activations, Adam state and a tensor made on
+    autograd's backward thread, after one training step."""
+    import threading
+
+    import torch
+
+    import deepum.runtime as runtime
+
+    runtime.enable(mode=mode, max_managed_bytes="1GiB")
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(1024, 1024) for _ in range(4)]).cuda()
+    optimizer = torch.optim.Adam(model.parameters())
+    x = torch.randn(64, 1024, device="cuda")
+    saved = []
+    backward_thread = {}
+
+    class Probe(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t.clone()
+
+        @staticmethod
+        def backward(ctx, grad):
+            scratch = torch.empty(MiB, device=grad.device)
+            backward_thread["off_main_thread"] = threading.current_thread() is not threading.main_thread()
+            backward_thread["type"] = _memory_type(scratch)
+            return grad
+
+    def pack(t):
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        loss = Probe.apply(model(x)).square().mean()
+    loss.backward()
+    optimizer.step()
+    torch.cuda.synchronize()
+    segments = runtime.managed_segments()
+    parameters = [p.data_ptr() for p in model.parameters()]
+    return {
+        "parameters": sorted({_memory_type(p) for p in model.parameters()}),
+        "gradients": sorted({_memory_type(p.grad) for p in model.parameters()}),
+        "saved": sorted({_memory_type(t) for t in saved if t.is_cuda}),
+        "adam_state": sorted({_memory_type(s) for state in optimizer.state.values()
+                              for s in state.values() if torch.is_tensor(s) and s.is_cuda}),
+        "backward_thread": backward_thread,
+        "parameters_in_registry": all(any(a <= p < a + n for a, n in segments) for p in parameters),
+        "stats": runtime.stats(),
+    }
+
+
+def case_fuse(_: str = "") -> dict:
+    """A cap above half the free memory is refused; the fuse refuses an allocation past the cap
+    without asking the driver; the process stays healthy; re-enabling works."""
+    import torch
+
+    import deepum.runtime as runtime
+
+    result = {}
+    try:
+        runtime.enable(mode="um", max_managed_bytes="100000GiB")  # far above half the free memory
+    except ValueError as exc:
+        result["too_big_cap_error"] = str(exc)
+    try:
+        with runtime.enable(mode="um", max_managed_bytes="256MiB"):
+            kept = torch.empty(64 * MiB, dtype=torch.uint8, device="cuda")
+            segments_before = runtime.stats()["segments_allocated"]
+            try:
+                torch.empty(512 * MiB, dtype=torch.uint8, device="cuda")
+            except torch.OutOfMemoryError as exc:
+                result["inner_error"] = str(exc).splitlines()[0]
+            result["stats_after_refusal"] = runtime.stats()
+            result["segments_allocated_by_refusal"] = runtime.stats()["segments_allocated"] - segments_before
+            healthy = torch.ones(MiB, device="cuda")
+            result["healthy_sum"] = float((healthy * 2).sum())
+            result["healthy_type"] = _memory_type(healthy)
+            torch.empty(GiB, dtype=torch.uint8, device="cuda")  # leaves the with-block by OOM
+    except torch.OutOfMemoryError as exc:
+        result["notes"] = list(getattr(exc, "__notes__", []))
+    result["enabled_after_exit"] = runtime.is_enabled()
+    result["type_after_disable"] = _memory_type(torch.ones(MiB, device="cuda"))
+    runtime.enable(mode="um", max_managed_bytes="256MiB")
+    result["type_after_reenable"] = _memory_type(torch.ones(MiB, device="cuda"))
+    result["kept_type"] = _memory_type(kept)
+    runtime.disable()
+    return result
+
+
+def case_too_late(_: str = "") -> dict:
+    import torch
+
+    import deepum.runtime as runtime
+
+    torch.zeros(1, device="cuda")
+    try:
+        runtime.enable(mode="um", max_managed_bytes="256MiB")
+    except runtime.TooLateError as exc:
+        return {"raised": True, "message": str(exc), "enabled": runtime.is_enabled()}
+    return {"raised": False}
+
+
+def case_train(mode: str) -> dict:
+    """Five deterministic Adam steps of 4 x Linear(1024); a digest of the final parameters."""
+    import hashlib
+
+    import torch
+
+    import deepum.runtime as runtime
+
+    runtime.enable(mode=mode, max_managed_bytes="1GiB")
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    layers = []
+    for _ in range(4):
+        layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers).cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(5):
+        x = torch.randn(128, 1024, generator=generator).cuda()
+        target = torch.randn(128, 1024, generator=generator).cuda()
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    digest = hashlib.sha256()
+    for p in model.parameters():
+        digest.update(p.detach().cpu().numpy().tobytes())
+    return {"digest": digest.hexdigest(), "losses": losses, "parameter_type": _memory_type(layers[0].weight),
+            "stats": runtime.stats()}
+
+
+def case_advise(_: str = "") -> dict:
+    """Mode advise: parameters preferred on the GPU, the input read-mostly during the outermost
+    forward and not after it; advise_model() by hand."""
+    import torch
+
+    import deepum.runtime as runtime
+    from deepum import gpu
+
+    def inner_pages(t):
+        start = -(-t.data_ptr() // 4096) * 4096
+        return start, (t.data_ptr() + t.untyped_storage().nbytes()) // 4096 * 4096 - start
+
+    class Root(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(1024, 1024), torch.nn.Linear(1024, 1024))
+
+        def forward(self, x):
+            self.input_read_mostly = gpu.range_read_mostly(*inner_pages(x))
+            return self.net(x)
+
+    runtime.enable(mode="advise", max_managed_bytes="1GiB")
+    model = Root().cuda()
+    x = torch.randn(512, 1024, device="cuda")
+    model(x).sum().item()
+    weight = model.net[0].weight
+    result = {
+        "read_mostly_during_forward": model.input_read_mostly,
+        "read_mostly_after_forward": gpu.range_read_mostly(*inner_pages(x)),
+        "weight_preferred_device": gpu.range_preferred_device(weight.data_ptr(), weight.untyped_storage().nbytes()),
+    }
+    runtime.disable()
+    runtime.enable(mode="um", max_managed_bytes="1GiB")
+    other = torch.nn.Linear(1024, 1024).cuda()
+    y = torch.randn(512, 1024, device="cuda")
+    result["advise_model"] = runtime.advise_model(other, inputs={"x": [y]})
+    result["manual_read_mostly"] = gpu.range_read_mostly(*inner_pages(y))
+    result["manual_preferred_device"] = gpu.range_preferred_device(
+        other.weight.data_ptr(), other.weight.untyped_storage().nbytes())
+    return result
+
+
+def case_allocator_trace(_: str = "") -> dict:
+    """Mode deepum records the caching allocator's events for managed segments."""
+    import collections
+
+    import torch
+
+    import deepum.runtime as runtime
+    from deepum import allocator_trace
+
+    started = time.perf_counter()
+    runtime.enable(mode="deepum", max_managed_bytes="1GiB")
+    enable_s = time.perf_counter() - started
+    a = torch.randn(4 * MiB, device="cuda")
+    b = a * 2
+    del a, b
+    torch.cuda.synchronize()
+    events = allocator_trace.drain()
+    segments = runtime.managed_segments()
+    segment_allocs = [e for e in events if e.action == "segment_alloc"]
+    runtime.disable()
+    return {
+        "enable_s": enable_s,
+        "actions": dict(collections.Counter(e.action for e in events)),
+        "segment_allocs_in_registry": all((e.address, e.nbytes) in segments for e in segment_allocs),
+        "dropped": allocator_trace.dropped(),
+    }
+
+
+CASES = {name[len("case_"):]: fn for name, fn in dict(globals()).items() if name.startswith("case_")}
+
+
+# --- the tests (run each case in a subprocess) ----------------------------------------------
+
+@pytest.fixture(scope="session")
+def allocator_built():
+    """Builds the allocator once in this process, so the case processes find it cached."""
+    from deepum import native_build
+
+    started = time.perf_counter()
+    path = native_build.build_library(native_build.MANAGED_ALLOCATOR)
+    print(f"\nmanaged allocator: {path} ({time.perf_counter() - started:.1f} s)")
+    return path
+
+
+def run_case(name: str, arg: str = "", timeout: float = 300) -> tuple[dict, str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+               CUBLAS_WORKSPACE_CONFIG=":4096:8", PYTHONUNBUFFERED="1")
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), name, arg], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0 and lines, f"case {name} failed:\n{done.stdout}\n{done.stderr}"
+    result = json.loads(lines[-1][len("RESULT "):])
+    print(f"{name}({arg}): {json.dumps(result)}")
+    return result, done.stderr
+
+
+def test_um_puts_every_training_tensor_in_managed_memory(allocator_built):
+    result, _ = run_case("memory_types", "um")
+    for kind in ("parameters", "gradients", "saved", "adam_state"):
+        assert result[kind] == [MANAGED], (kind, result)
+    assert result["backward_thread"] == {"off_main_thread": True, "type": MANAGED}
+    assert result["parameters_in_registry"]
+    stats = result["stats"]
+    assert stats["mode"] == "um" and stats["max_managed_bytes"] == 1 << 30
+    assert 0 < stats["managed_bytes_in_use"] <= stats["managed_bytes_peak"] <= stats["max_managed_bytes"]
+    assert stats["segments_live"] == stats["segments_allocated"] - stats["segments_freed"] > 0
+
+
+def test_none_leaves_device_memory(allocator_built):
+    result, _ = run_case("memory_types", "none")
+    for kind in ("parameters", "gradients", "saved", "adam_state"):
+        assert result[kind] == [DEVICE], (kind, result)
+    assert result["stats"]["managed_bytes_in_use"] == 0
+
+
+def test_fuse_refuses_clearly_and_the_process_stays_healthy(allocator_built):
+    result, stderr = run_case("fuse")
+    assert "above the safety limit of half the free GPU memory" in result["too_big_cap_error"]
+    assert "out of memory" in result["inner_error"].lower()
+    stats = result["stats_after_refusal"]
+    assert stats["fuse_refusals"] >= 1 and stats["fuse_last_refused_bytes"] == 512 * MiB
+    assert stats["managed_bytes_peak"] <= 256 * MiB
+    assert result["segments_allocated_by_refusal"] == 0
+    assert result["healthy_sum"] == 2 * MiB and result["healthy_type"] == MANAGED
+    assert any("fuse refused an allocation of 1.00 GiB" in note and "256.00 MiB" in note
+               for note in result["notes"])
+    assert "fuse refused an allocation of 512.00 MiB" in stderr
+    assert result["enabled_after_exit"] is False
+    assert result["type_after_disable"] == DEVICE
+    assert result["type_after_reenable"] == MANAGED and result["kept_type"] == MANAGED
+
+
+def test_enable_after_cuda_init_is_too_late(allocator_built):
+    result, _ = run_case("too_late")
+    assert result["raised"] and not result["enabled"]
+    assert "came too late" in result["message"] and "at the top of the script" in result["message"]
+
+
+def test_um_training_is_bitwise_identical_to_none(allocator_built):
+    plain, _ = run_case("train", "none")
+    managed, _ = run_case("train", "um")
+    assert plain["parameter_type"] == DEVICE and managed["parameter_type"] == MANAGED
+    assert managed["losses"] == plain["losses"]
+    assert managed["digest"] == plain["digest"]
+
+
+def test_advise_mode_advises_parameters_and_inputs(allocator_built):
+    result, _ = run_case("advise")
+    assert result["read_mostly_during_forward"] is True
+    assert result["read_mostly_after_forward"] is False
+    assert result["weight_preferred_device"] == 0
+    assert result["advise_model"]["parameter_storages"] == 2 and result["advise_model"]["input_ranges"] == 1
+    assert result["manual_read_mostly"] is True and result["manual_preferred_device"] == 0
+
+
+def test_deepum_mode_records_allocator_events(allocator_built):
+    result, _ = run_case("allocator_trace", timeout=600)
+    assert result["actions"].get("segment_alloc", 0) >= 1 and result["actions"].get("alloc", 0) >= 2
+    assert result["actions"].get("free_requested", 0) >= 1
+    assert result["segment_allocs_in_registry"] and result["dropped"] == 0
+
+
+if __name__ == "__main__":
+    case, argument = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
+    print("RESULT " + json.dumps(CASES[case](argument)), flush=True)

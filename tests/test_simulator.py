@@ -1,0 +1,180 @@
+"""UVM driver model and policies: invariants on random training-like workloads, and the DeepUM targets."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deepum.config import DeepUMConfig
+from deepum.simulator import POLICIES, simulate
+from deepum.trace import BLOCK_BYTES, TraceWriter
+
+pytest.importorskip("deepum._native", reason="the native core is not built (pip install .)")
+
+BASE = 1 << 20  # block number of the first persistent block
+TEMP_BASE = 1 << 22  # block number of the first temporary block
+
+
+def training_like_trace(seed: int, persistent: int = 12, kernels: int = 8, iterations: int = 3):
+    """A periodic training-like trace: persistent blocks (parameters, state) read and written by
+    kernels, and temporaries allocated, written, read by later kernels and freed, with their
+    addresses reused by a deterministic free list, so every iteration repeats the first."""
+    rng = np.random.default_rng(seed)
+    plan = []
+    for k in range(kernels):
+        reads = rng.choice(persistent, size=rng.integers(1, min(persistent, 6) + 1), replace=False)
+        plan.append((k, sorted(int(b) for b in reads), rng.random(len(reads)) < 0.3,
+                     int(rng.integers(0, 3)), int(rng.integers(1, 4))))
+    writer = TraceWriter(record_memory_events=True)
+    free_list: list[int] = []
+    next_temp = TEMP_BASE
+    for _ in range(iterations):
+        writer.begin_iteration()
+        live: list[tuple[int, int]] = []  # (block, kernels left until freed)
+        for k, reads, writes, new_temps, lifetime in plan:
+            temps = []
+            for _ in range(new_temps):
+                if free_list:
+                    block = free_list.pop()
+                else:
+                    block, next_temp = next_temp, next_temp + 1
+                temps.append(block)
+            for block in temps:
+                writer.add_mem_event(0, block * BLOCK_BYTES, BLOCK_BYTES)
+            blocks = [BASE + b for b in reads] + [b for b, _ in live] + temps
+            pages = [512] * len(reads) + [int(rng.integers(1, 513)) for _ in live] + [512] * len(temps)
+            flags = list(writes) + [False] * len(live) + [True] * len(temps)
+            writer.add_kernel(exec_id=1000 + k, name=f"k{k}", duration_ns=int(rng.integers(5_000, 200_000)),
+                              blocks=blocks, pages=pages, writes=flags)
+            still = []
+            for block, left in live:
+                if left <= 1:
+                    writer.add_mem_event(1, block * BLOCK_BYTES, BLOCK_BYTES)
+                    free_list.append(block)
+                else:
+                    still.append((block, left - 1))
+            live = still + [(b, lifetime) for b in temps]
+        for block, _ in live:
+            writer.add_mem_event(1, block * BLOCK_BYTES, BLOCK_BYTES)
+            free_list.append(block)
+    return writer.finish()
+
+
+workloads = st.builds(training_like_trace, seed=st.integers(0, 2**32 - 1), persistent=st.integers(2, 24),
+                      kernels=st.integers(2, 12), iterations=st.integers(2, 4))
+
+
+def _capacity(trace, fraction: float) -> int:
+    widest = int(np.diff(trace.access_offsets).max())
+    blocks = max(widest, int(fraction * trace.footprint_bytes() / BLOCK_BYTES))
+    return blocks * BLOCK_BYTES
+
+
+fractions = st.sampled_from([0.3, 0.5, 0.8, 1.0])
+small_tables = st.builds(DeepUMConfig, lookahead=st.integers(1, 8), exec_ids=st.integers(1, 32),
+                         block_rows=st.integers(1, 16), block_ways=st.integers(1, 2),
+                         block_successors=st.integers(1, 4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(workloads, fractions, st.sampled_from(POLICIES), small_tables)
+def test_capacity_bytes_and_data_are_conserved(trace, fraction, policy, config):
+    capacity = _capacity(trace, fraction)
+    r = simulate(trace, policy, capacity, config)
+    assert r.peak_resident_bytes <= capacity
+    # Every byte that came in either left (copied or dropped dead) or is still resident.
+    assert r.final_resident_bytes == r.h2d_bytes - r.d2h_bytes - r.discarded_bytes - r.released_bytes
+    assert r.d2h_bytes == r.evicted_bytes
+    assert r.h2d_bytes >= r.faults * 4096 + r.prefetch_bytes
+    # Live data is never dropped: no block is read after its contents were discarded.
+    assert r.lost_reads == 0
+    assert r.time_s == pytest.approx(r.compute_s + r.fault_stall_s + r.prefetch_wait_s)
+    assert sum(row["faults"] for row in r.per_iteration) == r.faults
+    assert 0.0 <= r.prefetch_accuracy <= 1.0 and 0.0 <= r.prefetch_coverage <= 1.0
+    if policy == "um":
+        assert r.prefetch_bytes == 0 and r.discarded_bytes == 0
+
+
+def _program_that_reads_freed_memory():
+    """Kernel 0 writes a temporary, kernel 1 reads it and it is freed, kernels 2..9 fill the GPU,
+    kernel 10 reads the freed temporary again (a broken program)."""
+    temp = TEMP_BASE
+    writer = TraceWriter(record_memory_events=True)
+    writer.begin_iteration()
+    writer.add_mem_event(0, temp * BLOCK_BYTES, BLOCK_BYTES)
+    writer.add_kernel(1, "produce", 1000, [temp], [512], [True])
+    writer.add_kernel(2, "consume", 1000, [temp], [512], [False])
+    writer.add_mem_event(1, temp * BLOCK_BYTES, BLOCK_BYTES)
+    for k in range(8):
+        writer.add_kernel(10 + k, "fill", 1000, [BASE + k], [512], [True])
+    writer.add_kernel(3, "reads_freed", 1000, [temp], [512], [False])
+    return writer.finish()
+
+
+@pytest.mark.parametrize("policy", ["deepum", "oracle"])
+def test_reading_discarded_memory_is_reported(policy):
+    """The lost-read check is live: dropping a freed block and reading it again is caught, and only
+    invalidation drops it (without invalidation the block is copied out and comes back intact)."""
+    trace = _program_that_reads_freed_memory()
+    dropped = simulate(trace, policy, 4 * BLOCK_BYTES)
+    assert dropped.discarded_bytes == BLOCK_BYTES and dropped.lost_reads == 1
+    kept = simulate(trace, "deepum", 4 * BLOCK_BYTES, DeepUMConfig(invalidate=False))
+    assert kept.discarded_bytes == 0 and kept.lost_reads == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(workloads, fractions)
+def test_deepum_with_every_part_off_is_the_driver_alone(trace, fraction):
+    capacity = _capacity(trace, fraction)
+    off = DeepUMConfig(prefetch=False, pre_evict=False, invalidate=False)
+    a, b = simulate(trace, "um", capacity), simulate(trace, "deepum", capacity, off)
+    for key in ("faults", "fault_batches", "h2d_bytes", "d2h_bytes", "time_s", "peak_resident_bytes"):
+        assert getattr(a, key) == getattr(b, key), key
+
+
+@settings(max_examples=40, deadline=None)
+@given(workloads)
+def test_with_room_for_everything_only_cold_misses_fault(trace):
+    capacity = _capacity(trace, 1.0)
+    um = simulate(trace, "um", capacity)
+    assert um.d2h_bytes == 0 and um.evicted_bytes == 0
+    assert all(row["faults"] == 0 for row in um.per_iteration[1:])
+    oracle = simulate(trace, "oracle", capacity)
+    assert oracle.faults == 0
+    deepum = simulate(trace, "deepum", capacity)
+    assert all(row["faults"] == 0 for row in deepum.per_iteration[1:])
+
+
+@settings(max_examples=30, deadline=None)
+@given(workloads, fractions, st.sampled_from(POLICIES))
+def test_replay_is_deterministic(trace, fraction, policy):
+    capacity = _capacity(trace, fraction)
+    a, b = simulate(trace, policy, capacity), simulate(trace, policy, capacity)
+    assert a.to_dict() == b.to_dict()
+
+
+@settings(max_examples=40, deadline=None)
+@given(workloads, st.sampled_from([0.3, 0.5, 0.8]))
+def test_oracle_never_faults_more_than_the_driver(trace, fraction):
+    capacity = _capacity(trace, fraction)
+    assert simulate(trace, "oracle", capacity).faults <= simulate(trace, "um", capacity).faults
+
+
+def test_bad_requests_name_the_problem():
+    trace = training_like_trace(seed=7)
+    with pytest.raises(ValueError, match="unknown policy 'lru'"):
+        simulate(trace, "lru", 2**30)
+    with pytest.raises(ValueError, match="touches .* blocks at once"):
+        simulate(trace, "um", BLOCK_BYTES // 2)
+
+
+def test_result_carries_the_configuration_it_ran_with():
+    trace = training_like_trace(seed=7)
+    config = DeepUMConfig(lookahead=7, invalidate=False)
+    r = simulate(trace, "deepum", _capacity(trace, 0.5), config)
+    assert r.config == dataclasses.asdict(config)
+    assert simulate(trace, "oracle", _capacity(trace, 0.5), config).config == {"lookahead": 7}
+    assert simulate(trace, "um", _capacity(trace, 0.5), config).config is None
