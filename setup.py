@@ -1,12 +1,35 @@
-"""Builds the CPU native core (correlation tables, predictor, UVM driver model); needs only a C++17 compiler."""
+"""Builds the CPU native core (correlation tables, predictor, UVM driver model; needs only a C++17
+compiler) and ships the GPU runtime's native sources inside the package (deepum/native_src), which
+deepum.native_build compiles on first use on a machine with CUDA."""
+import glob
+import shutil
+from pathlib import Path
+
 from pybind11.setup_helpers import Pybind11Extension, build_ext
 from setuptools import setup
+from setuptools.command.build_py import build_py
+
+NATIVE_SOURCES = ("driver_hooks", "kernels")
 
 native = Pybind11Extension(
     "deepum._native",
     ["driver_hooks/module.cpp", "driver_hooks/correlation_bindings.cpp", "driver_hooks/uvm_model_bindings.cpp"],
     include_dirs=["driver_hooks"],
+    depends=sorted(glob.glob("driver_hooks/*.hpp")),
     cxx_std=17,
     extra_compile_args=["-O3"],
 )
-setup(ext_modules=[native], cmdclass={"build_ext": build_ext})
+
+
+class BuildPyWithNativeSources(build_py):
+    """Copies driver_hooks/ and kernels/ into the built package as deepum/native_src/."""
+
+    def run(self):
+        super().run()
+        for folder in NATIVE_SOURCES:
+            target = Path(self.build_lib) / "deepum" / "native_src" / folder
+            shutil.rmtree(target, ignore_errors=True)
+            shutil.copytree(folder, target)
+
+
+setup(ext_modules=[native], cmdclass={"build_ext": build_ext, "build_py": BuildPyWithNativeSources})

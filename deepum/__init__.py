@@ -22,6 +22,7 @@ _LAZY = {
     "disable": "runtime",
     "is_enabled": "runtime",
     "stats": "runtime",
+    "mark_iteration": "runtime",
     "advise_model": "runtime",
     "RuntimeConfig": "runtime",
     "TooLateError": "runtime",

@@ -24,8 +24,16 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-SOURCE_ROOT = Path(__file__).resolve().parent.parent
-"""Directory the `sources` of each library are relative to (the repository root)."""
+def _source_root() -> Path:
+    checkout = Path(__file__).resolve().parent.parent
+    if (checkout / "driver_hooks").is_dir() and (checkout / "kernels").is_dir():
+        return checkout
+    return Path(__file__).resolve().parent / "native_src"  # an installed package (setup.py copies them)
+
+
+SOURCE_ROOT = _source_root()
+"""Directory the `sources` of each library are relative to: the repository root in a checkout,
+deepum/native_src in an installed package."""
 
 NVCC_FALLBACKS = ("/usr/local/cuda/bin/nvcc",)
 """Places nvcc is looked for after $CUDA_HOME/bin and $PATH."""
@@ -52,15 +60,41 @@ class NativeLibrary:
 
 @dataclasses.dataclass(frozen=True)
 class TorchExtension:
-    """A PyTorch C++ extension (pybind11 module) built by torch.utils.cpp_extension.load."""
+    """A PyTorch C++ extension (pybind11 module) built by torch.utils.cpp_extension.load.
+    include_dirs: relative to SOURCE_ROOT; uses_cupti: compile and link against CUPTI."""
 
     name: str
     sources: tuple[str, ...]
     flags: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    uses_cupti: bool = False
 
 
 MANAGED_ALLOCATOR = NativeLibrary("managed_allocator", ("kernels/managed_allocator.cpp",))
 ALLOCATOR_TRACE = TorchExtension("allocator_trace", ("driver_hooks/allocator_trace.cpp",))
+ONLINE_ENGINE = TorchExtension("online_engine", ("driver_hooks/online.cpp", "driver_hooks/correlation.hpp"),
+                               flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)
+
+
+def find_cupti(nvcc: Path) -> tuple[Path, Path]:
+    """(include dir, library dir) of CUPTI: the CUDA toolkit's extras/CUPTI, else the
+    nvidia-cuda-cupti wheel that PyTorch installs."""
+    toolkit = nvcc.resolve().parent.parent
+    candidates = [(toolkit / "extras" / "CUPTI" / "include", toolkit / "extras" / "CUPTI" / "lib64"),
+                  (toolkit / "include", toolkit / "lib64")]
+    try:
+        import nvidia  # namespace package of NVIDIA's wheels
+
+        for root in map(Path, nvidia.__path__):
+            for package in ("cu13", "cuda_cupti"):
+                candidates.append((root / package / "include", root / package / "lib"))
+    except ImportError:
+        pass
+    for include, lib in candidates:
+        if (include / "cupti.h").is_file() and any(lib.glob("libcupti.so*")):
+            return include, lib
+    raise NativeBuildError("deepum's fault log needs CUPTI (cupti.h and libcupti.so), found in neither the "
+                           "CUDA toolkit's extras/CUPTI nor the nvidia-cuda-cupti wheel; install one of them")
 
 
 def cache_root() -> Path:
@@ -203,12 +237,19 @@ def load_torch_extension(extension: TorchExtension):
     key = build_key(extension, compiler_identity(nvcc), torch_version(), "")
     directory = cache_root() / f"{extension.name}-{key}"
     directory.mkdir(parents=True, exist_ok=True)
-    include = nvcc.resolve().parent.parent / "include"
+    includes = [str(nvcc.resolve().parent.parent / "include"), *(str(SOURCE_ROOT / d) for d in extension.include_dirs)]
+    ldflags = ["-lcuda"]
+    if extension.uses_cupti:
+        cupti_include, cupti_lib = find_cupti(nvcc)
+        includes.append(str(cupti_include))
+        cupti_so = sorted(cupti_lib.glob("libcupti.so*"))[0]
+        ldflags += [f"-L{cupti_lib}", f"-l:{cupti_so.name}", f"-Wl,-rpath,{cupti_lib}"]
     try:
         # cpp_extension.load locks the build directory itself and reuses a finished build.
         return cpp_extension.load(name=f"deepum_{extension.name}_{key}",
-                                  sources=[str(p) for p in source_paths(extension)],
-                                  extra_cflags=["-O2", *extension.flags], extra_include_paths=[str(include)],
+                                  sources=[str(p) for p in source_paths(extension) if p.suffix != ".hpp"],
+                                  extra_cflags=["-O2", *extension.flags], extra_include_paths=includes,
+                                  extra_ldflags=ldflags,
                                   build_directory=str(directory), with_cuda=True, verbose=False)
     except Exception as exc:  # cpp_extension raises RuntimeError / CalledProcessError / OSError
         raise NativeBuildError(f"building deepum's {extension.name} extension failed in {directory}: "

@@ -142,10 +142,37 @@ def fuse_message(max_managed_bytes: int, bytes_in_use: int, requested: int) -> s
             f"free GPU memory; reduce the batch or model size, or raise max_managed_bytes within that limit.")
 
 
+MODE_CODES = {"um": 1, "advise": 2, "deepum": 3}
+"""Mode numbers of the online engine (driver_hooks/online.cpp)."""
+
+
 def configure_before_context(config: RuntimeConfig) -> None:
-    """The one point between cuInit and the creation of the CUDA context: where CUPTI's
-    unified-memory counters and kernel activity records are configured and enabled. The runtime
-    records nothing through CUPTI yet, so there is nothing to configure."""
+    """The one point between cuInit and the creation of the CUDA context: builds (first use) and
+    loads the online engine and configures CUPTI's unified-memory counters, the fault log."""
+    global _engine
+    _engine = native_build.load_torch_extension(native_build.ONLINE_ENGINE)
+    _engine.configure_fault_log(config.device)
+
+
+def _start_engine(settings: RuntimeConfig, limits: Limits) -> None:
+    """Starts the launch hook, the residency model under the capacity and (mode deepum) the
+    correlation prefetcher with its worker."""
+    c = settings.config
+    _engine.start(MODE_CODES[settings.mode], limits.capacity, settings.device, c.to_dict(),
+                  c.prefetch, c.pre_evict, c.learn_from == "accesses")
+    _iterations.clear()
+    _iterations.append(_engine.stats())
+
+
+def mark_iteration() -> None:
+    """Marks the end of a training iteration: per-iteration figures in stats() are differences
+    between consecutive marks (GPU page faults, migrated and prefetched bytes)."""
+    with _lock:
+        if _engine is None or _session is None or _session.config.mode == "none":
+            return
+        touched = _engine.next_iteration()
+        _engine.flush_fault_log()
+        _iterations.append({**_engine.stats(), "touched_bytes": touched})
 
 
 class _ManagedAllocator:
@@ -253,6 +280,8 @@ _session: Session | None = None
 _allocator: _ManagedAllocator | None = None   # kept for the process: tensors may outlive a session
 _prepared = False                             # configure_before_context() ran in this process
 _advice: _AdviceHooks | None = None
+_engine = None                                # the online engine extension, once loaded
+_iterations: list[dict] = []                  # engine counters at enable() and at each mark_iteration()
 _observer_attached = False
 _refusals_reported = 0
 
@@ -294,8 +323,8 @@ def _check_not_too_late(torch, device: int) -> None:
         raise TooLateError(reason)
 
 
-def enable(mode: str = "deepum", capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
-           device: int = 0, headroom: int | str = DEFAULT_HEADROOM, config: DeepUMConfig | None = None) -> Session:
+def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
+           config: DeepUMConfig | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM) -> Session:
     """Starts the runtime (see RuntimeConfig for the arguments) and returns its Session, which can
     also be used as a context manager. Call it before any CUDA work in the process."""
     global _session, _allocator, _prepared, _advice, _observer_attached
@@ -331,6 +360,7 @@ def enable(mode: str = "deepum", capacity: int | str | None = None, max_managed_
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         torch._C._cuda_beginAllocateToPool(settings.device, _allocator.pool.id)
         try:
+            _start_engine(settings, limits)
             if settings.mode == "deepum":
                 from . import allocator_trace
                 allocator_trace.start()
@@ -355,6 +385,7 @@ def disable() -> None:
             import torch
 
             torch.cuda.synchronize(settings.device)
+            _engine.stop()
             torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
             if _advice is not None:
                 _advice.remove()
@@ -391,6 +422,14 @@ def stats() -> dict:
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
                  "last_refused_bytes", "driver_failures")
         counters = {name: _allocator.counter(name) if _allocator else 0 for name in names}
+        if _engine is not None and session is not None and session.config.mode != "none":
+            _engine.flush_fault_log()
+            figures.update(_engine.stats())
+            marks = _iterations
+            figures["per_iteration"] = [
+                {"touched_bytes": after["touched_bytes"],
+                 **{key: after[key] - before[key] for key in _PER_ITERATION if key in after}}
+                for before, after in zip(marks, marks[1:])]
     figures.update({
         "managed_bytes_in_use": counters["bytes_in_use"],
         "managed_bytes_peak": counters["peak_bytes"],
@@ -402,6 +441,11 @@ def stats() -> dict:
         "driver_allocation_failures": counters["driver_failures"],
     })
     return figures
+
+
+_PER_ITERATION = ("launches", "gpu_page_faults", "fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes",
+                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "prefetch_calls", "kernel_prediction_hits",
+                  "kernel_prediction_misses")
 
 
 def _managed_storages(tensors, min_bytes: int = 1):

@@ -183,9 +183,14 @@ class BlockTable {
 
   bool empty() const { return start_count_ == 0 && set_offsets_.empty(); }
 
+  // Counts the changes that can alter chain(): equal versions, equal chains.
+  uint64_t version() const { return version_; }
+
   void learn_start(int64_t block) {
+    if (start_count_ > 0 && start_[0] == block) return;
     if (start_.empty()) start_.resize(successors_);
     start_count_ = push_mru(start_.data(), start_count_, successors_, block);
+    ++version_;
   }
 
   void learn_successor(int64_t block, int64_t successor) {
@@ -197,7 +202,8 @@ class BlockTable {
     const size_t used = static_cast<size_t>(set[0]);
     size_t index = 0;
     while (index < used && ways[index * way_cells_] != block) ++index;
-    if (index == used) {
+    const bool new_way = index == used;
+    if (new_way) {
       if (used < ways_) {
         set[0] = static_cast<int64_t>(used + 1);
         ++ways_used_;
@@ -211,13 +217,18 @@ class BlockTable {
     } else {
       std::rotate(ways, ways + index * way_cells_, ways + (index + 1) * way_cells_);
     }
+    if (!new_way && ways[2] == successor) return;  // already the newest successor
     const size_t before = static_cast<size_t>(ways[1]);
     const size_t after = push_mru(ways + 2, before, successors_, successor);
     ways[1] = static_cast<int64_t>(after);
     successors_used_ += after - before;
+    ++version_;
   }
 
-  void set_end(int64_t block) { end_ = block; }
+  void set_end(int64_t block) {
+    if (end_ != block) ++version_;
+    end_ = block;
+  }
 
   // The successors of `block`, most recent first (count 0 if it has no way).
   const int64_t* successors(int64_t block, size_t& count) const {
@@ -274,6 +285,7 @@ class BlockTable {
   size_t start_count_ = 0;
   int64_t end_ = kNoBlock;
   size_t ways_used_ = 0, successors_used_ = 0;
+  uint64_t version_ = 0;
 };
 
 struct ExecRecord {
@@ -290,7 +302,8 @@ inline size_t suffix_match(const std::array<uint64_t, kHistory>& a, const uint64
 }
 
 // Everything kept for one tracked exec ID: its exec-ID entry (records, most recently used first), its
-// UM-block table, and its place in the launch order.
+// UM-block table, its last chain walk (reused while the table has not changed; at most chain_blocks
+// blocks, not counted in table bytes), and its place in the launch order.
 struct ExecState {
   ExecState(uint64_t id, const CorrelationConfig& c) : exec_id(id), blocks(c) {}
 
@@ -300,7 +313,9 @@ struct ExecState {
   std::vector<ExecRecord> records;
   size_t record_count = 0;
   BlockTable blocks;
-  ExecState* older = nullptr;  // launch order
+  std::vector<int64_t> chain;
+  uint64_t chain_version = UINT64_MAX;  // blocks.version() when `chain` was walked
+  ExecState* older = nullptr;           // launch order
   ExecState* newer = nullptr;
 };
 
@@ -360,15 +375,20 @@ class CorrelationTables {
 
   // Predicted UM blocks of one launch of `exec_id` (see BlockTable::chain).
   void chain(uint64_t exec_id, std::vector<int64_t>& out) {
-    const ExecState* state = find(exec_id);
-    if (state)
-      state->blocks.chain(config_.chain_blocks, seen_, out);
-    else
+    const auto it = states_.find(exec_id);
+    if (it == states_.end()) {
       out.clear();
+      return;
+    }
+    ExecState& state = it->second;
+    if (state.chain_version != state.blocks.version()) {
+      state.blocks.chain(config_.chain_blocks, seen_, state.chain);
+      state.chain_version = state.blocks.version();
+    }
+    out.assign(state.chain.begin(), state.chain.end());
   }
 
   const Context& history() const { return history_; }  // last launches, the running one last
-  size_t tracked() const { return states_.size(); }
   size_t bytes() const { return bytes_; }
 
  private:
@@ -453,8 +473,6 @@ class Predictor {
     tables_.chain(exec_id, blocks);
     return blocks;
   }
-
-  const CorrelationTables& tables() const { return tables_; }
 
  private:
   static const CorrelationConfig& checked(const CorrelationConfig& c) {

@@ -102,6 +102,7 @@ def test_replay_json_has_every_key_and_adds_up(capsys, trace_path, trace, policy
     assert r["time_s"] == pytest.approx(r["compute_s"] + r["fault_stall_s"] + r["prefetch_wait_s"], rel=1e-9)
     assert r["compute_s"] > 0
     assert r["peak_resident_bytes"] <= r["capacity_bytes"]
+    assert r["lost_reads"] == 0  # nothing live was ever discarded
     if policy == "oracle":
         assert r["faults"] == 0 and r["prefetch_coverage"] == 1.0  # it prefetches every block in time
     else:

@@ -180,8 +180,8 @@ small_configs = st.builds(
     DeepUMConfig, lookahead=st.integers(1, 4), exec_ids=st.integers(1, 4), exec_records=st.integers(1, 3),
     block_rows=st.integers(1, 5), block_ways=st.integers(1, 3), block_successors=st.integers(1, 3),
     chain_blocks=st.integers(1, 12))
-events = st.lists(st.one_of(st.tuples(st.just("kernel"), st.integers(0, 6)),
-                            st.tuples(st.just("fault"), st.integers(0, 20))), max_size=200)
+event = st.one_of(st.tuples(st.just("kernel"), st.integers(0, 6)), st.tuples(st.just("fault"), st.integers(0, 20)))
+events = st.integers(0, 200).flatmap(lambda n: st.lists(event, min_size=n, max_size=n))
 
 
 def check_tables(tables, config, observed, launches):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from deepum.trace import (ARRAY_DTYPES, BLOCK_BYTES, PAGE_BYTES, Trace, TraceError, TraceWriter,
                           blocks_of_extent, format_summary, merge_accesses, normalize_trace, read_trace,
                           summarize, validate_trace, write_trace)
-from tests.strategies import valid_traces
+from strategies import valid_traces
 
 MiB = 1 << 20
 

@@ -1,0 +1,623 @@
+// The online engine: what DeepUM's modified driver does, from user space.
+//
+// - Launch hook (CUPTI driver-API callback on cuLaunchKernel*): reads the kernel's arguments,
+//   derives its execution ID (kernel + the allocations its pointer arguments point into) and the
+//   2 MiB UM blocks those allocations cover (its accesses).
+// - Memory map (caching-allocator trace hook): live allocations and managed segments.
+// - Engine: the correlation predictor (correlation.hpp, the same tables the simulator replays),
+//   a residency model of the GPU under the capacity budget, pre-eviction of blocks the prediction
+//   window does not need, and the prefetch plan; it runs on the launching thread, natively.
+// - Worker: a native thread that never takes the GIL; it coalesces contiguous blocks into large
+//   cudaMemPrefetchAsync calls on its own stream, and evicts (prefetch to host) on a second stream
+//   ordered after the work launched before the eviction was decided.
+// - Fault log: CUPTI unified-memory counters (GPU page faults, migrations and their cause).
+//
+// Only migrations are issued: a prefetch or an eviction never changes what memory holds.
+#include <torch/extension.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "correlation.hpp"
+
+namespace CA = c10::cuda::CUDACachingAllocator;
+using namespace deepum;
+
+namespace {
+
+constexpr int kBlockShift = 21;
+constexpr uint64_t kBlockBytes = uint64_t(1) << kBlockShift;
+constexpr int32_t kNone = -1;
+
+void check_cupti(CUptiResult result, const char* call) {
+  if (result != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    cuptiGetResultString(result, &text);
+    throw std::runtime_error(std::string(call) + " failed: " + (text ? text : "unknown CUPTI error"));
+  }
+}
+
+void check_cuda(cudaError_t result, const char* call) {
+  if (result != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(result));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live allocations and managed segments, from the caching allocator's trace hook.
+class MemoryMap {
+ public:
+  void on_event(const CA::TraceEntry& e) {
+    const uint64_t addr = e.addr_, size = e.size_;
+    std::lock_guard<std::mutex> lock(mutex_);
+    switch (e.action_) {
+      case CA::TraceEntry::ALLOC: live_[addr] = size; break;
+      case CA::TraceEntry::FREE_REQUESTED: live_.erase(addr); break;
+      case CA::TraceEntry::SEGMENT_ALLOC: segments_[addr] = size; break;
+      case CA::TraceEntry::SEGMENT_FREE: segments_.erase(addr); break;
+      default: break;
+    }
+  }
+  // The live allocation holding `p`: {start, size}, or {0, 0}.
+  std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
+    auto it = live_.upper_bound(p);
+    if (it == live_.begin()) return {0, 0};
+    --it;
+    if (p >= it->first + it->second) return {0, 0};
+    return {it->first, it->second};
+  }
+  // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
+  std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
+    const uint64_t lo = uint64_t(b) << kBlockShift, hi = lo + kBlockBytes;
+    auto it = segments_.upper_bound(lo);
+    if (it != segments_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second > lo) it = prev;
+    }
+    if (it == segments_.end() || it->first >= hi) return {0, 0, 0};
+    const uint64_t start = std::max(lo, it->first), end = std::min(hi, it->first + it->second);
+    return {start, end - start, it->first};
+  }
+  std::mutex& mutex() const { return mutex_; }
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<uint64_t, uint64_t> live_, segments_;
+};
+
+// ---------------------------------------------------------------------------------------------
+struct Command {
+  bool to_gpu;
+  int64_t block;
+  CUevent after;  // evictions: run after this event (work launched before the decision); else null
+};
+
+struct Counters {
+  std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
+  std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
+  std::atomic<uint64_t> cuda_errors{0};
+};
+
+Counters g_counters;
+MemoryMap g_memory;
+std::mutex g_error_mutex;
+std::string g_last_error;  // text of the last failed CUDA call on the worker
+
+// Issues migrations on background streams; never takes the GIL.
+class Worker {
+ public:
+  explicit Worker(int device) : device_(device), thread_([this] { run(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  void submit(std::vector<Command>&& commands) {
+    if (commands.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& c : commands) queue_.push_back(c);
+    }
+    wake_.notify_one();
+  }
+  // Waits until every submitted command has been issued and has completed on the GPU.
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    lock.unlock();
+    if (prefetch_stream_) cudaStreamSynchronize(prefetch_stream_);
+    if (evict_stream_) cudaStreamSynchronize(evict_stream_);
+  }
+
+ private:
+  void run() {
+    cudaSetDevice(device_);
+    cudaStreamCreateWithFlags(&prefetch_stream_, cudaStreamNonBlocking);
+    cudaStreamCreateWithFlags(&evict_stream_, cudaStreamNonBlocking);
+    gpu_.type = cudaMemLocationTypeDevice;
+    gpu_.id = device_;
+    host_.type = cudaMemLocationTypeHost;
+    host_.id = 0;
+    std::vector<Command> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        busy_ = false;
+        idle_.notify_all();
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty() && stopping_) break;
+        batch.assign(queue_.begin(), queue_.end());
+        queue_.clear();
+        busy_ = true;
+      }
+      issue(batch);
+    }
+    cudaStreamSynchronize(prefetch_stream_);
+    cudaStreamSynchronize(evict_stream_);
+    cudaStreamDestroy(prefetch_stream_);
+    cudaStreamDestroy(evict_stream_);
+    prefetch_stream_ = evict_stream_ = nullptr;
+  }
+
+  // Coalesces runs of contiguous blocks (same direction, same ordering event) into one call each.
+  void issue(const std::vector<Command>& batch) {
+    size_t i = 0;
+    while (i < batch.size()) {
+      size_t j = i + 1;
+      while (j < batch.size() && batch[j].to_gpu == batch[i].to_gpu && batch[j].after == batch[i].after &&
+             batch[j].block == batch[j - 1].block + 1)
+        ++j;
+      const Command& first = batch[i];
+      cudaStream_t stream = first.to_gpu ? prefetch_stream_ : evict_stream_;
+      CUevent& waited = first.to_gpu ? prefetch_waited_ : evict_waited_;
+      if (first.after && waited != first.after) {
+        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(first.after), 0);
+        waited = first.after;
+      }
+      if (first.after && (j == batch.size() || batch[j].after != first.after)) cuEventDestroy(first.after);
+      migrate(batch, i, j, first.to_gpu, stream);
+      i = j;
+    }
+  }
+
+  void migrate(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu, cudaStream_t stream) {
+    uint64_t start = 0, bytes = 0, segment = 0;  // one call stays inside one managed allocation
+    auto flush = [&] {
+      if (!bytes) return;
+      const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
+      if (err != cudaSuccess) {
+        g_counters.cuda_errors++;
+        std::lock_guard<std::mutex> lock(g_error_mutex);
+        g_last_error = std::string(to_gpu ? "prefetch" : "evict") + " of " + std::to_string(bytes) + " bytes: " +
+                       cudaGetErrorString(err);
+        cudaGetLastError();
+      }
+      (to_gpu ? g_counters.prefetch_calls : g_counters.evict_calls)++;
+      (to_gpu ? g_counters.prefetch_bytes : g_counters.evict_bytes) += bytes;
+      bytes = 0;
+    };
+    std::lock_guard<std::mutex> lock(g_memory.mutex());
+    for (size_t k = from; k < to; ++k) {
+      const auto [part, part_bytes, part_segment] = g_memory.managed_part(batch[k].block);
+      if (!part_bytes) continue;
+      if (bytes && start + bytes == part && segment == part_segment) {
+        bytes += part_bytes;
+      } else {
+        flush();
+        start = part;
+        bytes = part_bytes;
+        segment = part_segment;
+      }
+    }
+    flush();
+  }
+
+  int device_;
+  cudaStream_t prefetch_stream_ = nullptr, evict_stream_ = nullptr;
+  cudaMemLocation gpu_{}, host_{};
+  CUevent prefetch_waited_ = nullptr, evict_waited_ = nullptr;  // last event each stream waits on
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Command> queue_;
+  bool stopping_ = false, busy_ = true;
+  std::thread thread_;
+};
+
+// ---------------------------------------------------------------------------------------------
+enum class Mode { kUm = 1, kAdvise = 2, kDeepUM = 3 };
+
+struct Switches {
+  bool prefetch = true, pre_evict = true, learn_accesses = true;
+};
+
+// Residency model, predictor and eviction choice; called on the launching thread.
+class Engine {
+ public:
+  Engine(Mode mode, int64_t capacity_blocks, const CorrelationConfig& config, Switches switches, int device)
+      : mode_(mode), capacity_blocks_(capacity_blocks), switches_(switches), predictor_(config), worker_(device) {}
+
+  void on_launch(uint64_t exec_id, const std::vector<int64_t>& blocks, CUstream stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    g_counters.launches++;
+    launch_ += 1;
+    for (int64_t b : blocks) {
+      BlockState& s = state(b);
+      s.used_by = launch_;
+      if (s.iteration != iteration_) {
+        s.iteration = iteration_;
+        touched_in_iteration_ += 1;
+      }
+    }
+    if (mode_ == Mode::kDeepUM) predict(exec_id, blocks);
+    for (int64_t b : blocks) make_resident(b, /*prefetch=*/false);
+    while (resident_ > capacity_blocks_) {
+      const int64_t v = victim(false);
+      if (v == kNone) break;
+      evict(v);
+    }
+    if (mode_ == Mode::kDeepUM && switches_.prefetch) plan_prefetches();
+    peak_resident_ = std::max(peak_resident_, resident_);
+    if (evictions_.empty() && prefetches_.empty()) return;
+    // Everything decided at this launch runs once the GPU has finished the work launched before
+    // it: the GPU-time point the residency model stands for (the CPU may be far ahead).
+    std::sort(evictions_.begin(), evictions_.end(), [](const Command& a, const Command& b) { return a.block < b.block; });
+    CUevent after = nullptr;
+    if (cuEventCreate(&after, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS || cuEventRecord(after, stream) != CUDA_SUCCESS)
+      g_counters.cuda_errors++;
+    evictions_.insert(evictions_.end(), prefetches_.begin(), prefetches_.end());
+    for (auto& c : evictions_) c.after = after;
+    worker_.submit(std::move(evictions_));
+    evictions_.clear();
+    prefetches_.clear();
+  }
+
+  void drain() { worker_.drain(); }
+  // Starts a new iteration; returns the bytes of distinct blocks the ending one touched.
+  uint64_t next_iteration() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uint64_t touched = touched_in_iteration_ * kBlockBytes;
+    iteration_ += 1;
+    touched_in_iteration_ = 0;
+    return touched;
+  }
+  uint64_t peak_resident_bytes() const { return uint64_t(peak_resident_) * kBlockBytes; }
+  uint64_t resident_bytes() const { return uint64_t(resident_) * kBlockBytes; }
+  uint64_t kernel_hits() const { return predictor_.kernel_hits(); }
+  uint64_t kernel_misses() const { return predictor_.kernel_misses(); }
+  size_t table_bytes() const { return predictor_.table_bytes(); }
+
+ private:
+  struct BlockState {
+    bool resident = false;
+    int32_t protect = 0;      // window entries that need the block
+    uint64_t used_by = 0;     // last launch that touched it
+    uint64_t iteration = UINT64_MAX;  // last iteration that touched it
+    std::list<int64_t>::iterator lru;
+  };
+
+  BlockState& state(int64_t b) { return blocks_[b]; }
+
+  void predict(uint64_t exec_id, const std::vector<int64_t>& blocks) {
+    const WindowChange change = predictor_.on_kernel(exec_id);
+    for (size_t i = 0; i < change.popped; ++i) {
+      for (int64_t b : window_.front()) state(b).protect -= 1;
+      window_.pop_front();
+    }
+    issued_ = change.popped > issued_ ? 0 : issued_ - change.popped;
+    const auto& predicted = predictor_.window();
+    for (size_t i = predicted.size() - change.pushed; i < predicted.size(); ++i) {
+      for (int64_t b : predicted[i].blocks) state(b).protect += 1;
+      window_.push_back(predicted[i].blocks);
+    }
+    if (switches_.learn_accesses)
+      for (int64_t b : blocks) predictor_.on_fault(b);
+  }
+
+  // Prefetches the window's blocks in need order, entry by entry (each entry's blocks in address
+  // order so that contiguous ones coalesce), evicting for room; stops where no victim is allowed.
+  void plan_prefetches() {
+    for (; issued_ < window_.size(); ++issued_) {
+      const size_t first = prefetches_.size();
+      bool complete = true;
+      for (int64_t b : window_[issued_]) {
+        if (state(b).resident) continue;
+        if (resident_ >= capacity_blocks_) {
+          const int64_t v = victim(true);
+          if (v == kNone) {
+            complete = false;
+            break;
+          }
+          evict(v);
+        }
+        make_resident(b, true);
+      }
+      std::sort(prefetches_.begin() + first, prefetches_.end(),
+                [](const Command& a, const Command& b) { return a.block < b.block; });
+      if (!complete) return;
+    }
+  }
+
+  void make_resident(int64_t b, bool prefetch) {
+    BlockState& s = state(b);
+    if (s.resident) return;
+    s.resident = true;
+    s.lru = lru_.insert(lru_.end(), b);
+    resident_ += 1;
+    if (prefetch) prefetches_.push_back(Command{true, b, nullptr});
+  }
+
+  void evict(int64_t b) {
+    BlockState& s = state(b);
+    s.resident = false;
+    lru_.erase(s.lru);
+    resident_ -= 1;
+    evictions_.push_back(Command{false, b, nullptr});
+  }
+
+  // Least recently migrated block the running kernel does not use; in deepum mode with
+  // pre-eviction, also none the prediction window needs (prefetches stop rather than evict those).
+  int64_t victim(bool for_prefetch) {
+    const bool spare_window = mode_ == Mode::kDeepUM && switches_.pre_evict;
+    for (int64_t b : lru_) {
+      const BlockState& s = blocks_[b];
+      if (s.used_by == launch_ || (spare_window && s.protect > 0)) continue;
+      return b;
+    }
+    if (for_prefetch || !spare_window) return kNone;
+    for (int64_t b : lru_)
+      if (blocks_[b].used_by != launch_) return b;
+    return kNone;
+  }
+
+  const Mode mode_;
+  const int64_t capacity_blocks_;
+  const Switches switches_;
+  std::mutex mutex_;
+  Predictor predictor_;
+  std::unordered_map<int64_t, BlockState> blocks_;
+  std::list<int64_t> lru_;  // resident blocks, least recently migrated first
+  std::deque<std::vector<int64_t>> window_;
+  size_t issued_ = 0;
+  int64_t resident_ = 0, peak_resident_ = 0;
+  uint64_t launch_ = 0;
+  uint64_t iteration_ = 0, touched_in_iteration_ = 0;
+  std::vector<Command> prefetches_, evictions_;
+  Worker worker_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Launch hook: execution ID and accesses from the kernel's arguments.
+std::unique_ptr<Engine> g_engine;
+std::mutex g_params_mutex;
+std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> g_params;  // (offset, size) per argument
+
+const std::vector<std::pair<size_t, size_t>>& params_of(CUfunction f) {
+  std::lock_guard<std::mutex> lock(g_params_mutex);
+  auto it = g_params.find(f);
+  if (it != g_params.end()) return it->second;
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t i = 0;; ++i) {
+    size_t offset = 0, size = 0;
+    if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
+    out.emplace_back(offset, size);
+  }
+  return g_params.emplace(f, std::move(out)).first->second;
+}
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid) {
+  const auto& params = params_of(f);
+  const char* buffer = nullptr;
+  if (!kernel_params && extra) {
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<const char*>(extra[i + 1]);
+  }
+  uint64_t id = mix(reinterpret_cast<uint64_t>(f), grid);
+  std::vector<int64_t> blocks;
+  {
+    std::lock_guard<std::mutex> lock(g_memory.mutex());
+    uint64_t last_allocation = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const char* value = kernel_params ? static_cast<const char*>(kernel_params[i]) : buffer ? buffer + params[i].first : nullptr;
+      if (!value) continue;
+      for (size_t w = 0; w + 8 <= params[i].second; w += 8) {
+        uint64_t word;
+        std::memcpy(&word, value + w, 8);
+        const auto [start, size] = g_memory.allocation(word);
+        if (!size || start == last_allocation) continue;
+        last_allocation = start;
+        id = mix(id, start);
+        for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b) blocks.push_back(int64_t(b));
+      }
+    }
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  g_engine->on_launch(id, blocks, stream);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  if (cb->callbackSite != CUPTI_API_ENTER || !g_engine) return;
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
+      on_kernel(p->f, p->kernelParams, p->extra, p->hStream,
+                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
+      on_kernel(p->f, p->kernelParams, p->extra, p->config->hStream,
+                (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ);
+      break;
+    }
+    default: break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fault log: CUPTI unified-memory counter records.
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 8 << 20;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
+    const auto* um = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter2*>(record);
+    switch (um->counterKind) {
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: g_counters.gpu_faults += um->value; break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
+        const uint32_t cause = um->flags;
+        if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) g_counters.prefetch_h2d_bytes += um->value;
+        else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) g_counters.fault_h2d_bytes += um->value;
+        else g_counters.other_h2d_bytes += um->value;
+        break;
+      }
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: g_counters.d2h_bytes += um->value; break;
+      default: break;
+    }
+  }
+  free(buffer);
+}
+
+bool g_cupti_configured = false;
+CUpti_SubscriberHandle g_subscriber = nullptr;
+
+// Must run after cuInit and before the CUDA context exists, or CUPTI records no UM counters.
+void configure_fault_log(int device) {
+  if (g_cupti_configured) return;
+  CUpti_ActivityUnifiedMemoryCounterConfig config[3];
+  const CUpti_ActivityUnifiedMemoryCounterKind kinds[3] = {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH};
+  for (int i = 0; i < 3; ++i) {
+    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+    config[i].kind = kinds[i];
+    config[i].deviceId = uint32_t(device);
+    config[i].enable = 1;
+  }
+  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  check_cupti(cuptiActivityConfigureUnifiedMemoryCounter(config, 3), "cuptiActivityConfigureUnifiedMemoryCounter");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER)");
+  g_cupti_configured = true;
+}
+
+std::once_flag g_tracker_attached;
+
+void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool prefetch, bool pre_evict,
+           bool learn_accesses) {
+  if (g_engine) throw std::runtime_error("the deepum engine is already running");
+  std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
+  CorrelationConfig config;
+  config.lookahead = c["lookahead"].cast<size_t>();
+  config.exec_ids = c["exec_ids"].cast<size_t>();
+  config.exec_records = c["exec_records"].cast<size_t>();
+  config.block_rows = c["block_rows"].cast<size_t>();
+  config.block_ways = c["block_ways"].cast<size_t>();
+  config.block_successors = c["block_successors"].cast<size_t>();
+  config.chain_blocks = c["chain_blocks"].cast<size_t>();
+  g_engine = std::make_unique<Engine>(static_cast<Mode>(mode), std::max<int64_t>(1, capacity_bytes >> kBlockShift),
+                                      config, Switches{prefetch, pre_evict, learn_accesses}, device);
+  check_cupti(cuptiSubscribe(&g_subscriber, on_callback, nullptr), "cuptiSubscribe");
+  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+    check_cupti(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid), "cuptiEnableCallback");
+}
+
+void flush_fault_log() {
+  if (g_cupti_configured) cuptiActivityFlushAll(1);
+}
+
+void stop() {
+  if (!g_engine) return;
+  if (g_subscriber) {
+    cuptiUnsubscribe(g_subscriber);
+    g_subscriber = nullptr;
+  }
+  {
+    py::gil_scoped_release release;
+    g_engine->drain();
+  }
+  g_engine.reset();
+  flush_fault_log();
+}
+
+py::dict stats() {
+  py::dict out;
+  out["launches"] = g_counters.launches.load();
+  out["prefetch_calls"] = g_counters.prefetch_calls.load();
+  out["prefetch_bytes"] = g_counters.prefetch_bytes.load();
+  out["evict_calls"] = g_counters.evict_calls.load();
+  out["evict_bytes"] = g_counters.evict_bytes.load();
+  out["gpu_page_faults"] = g_counters.gpu_faults.load();
+  out["fault_h2d_bytes"] = g_counters.fault_h2d_bytes.load();
+  out["prefetch_h2d_bytes"] = g_counters.prefetch_h2d_bytes.load();
+  out["other_h2d_bytes"] = g_counters.other_h2d_bytes.load();
+  out["d2h_bytes"] = g_counters.d2h_bytes.load();
+  out["cuda_errors"] = g_counters.cuda_errors.load();
+  {
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    out["last_cuda_error"] = g_last_error;
+  }
+  if (g_engine) {
+    out["peak_resident_bytes"] = g_engine->peak_resident_bytes();
+    out["resident_bytes"] = g_engine->resident_bytes();
+    out["kernel_prediction_hits"] = g_engine->kernel_hits();
+    out["kernel_prediction_misses"] = g_engine->kernel_misses();
+    out["table_bytes"] = g_engine->table_bytes();
+  }
+  return out;
+}
+
+uint64_t next_iteration() { return g_engine ? g_engine->next_iteration() : 0; }
+
+void drain() {
+  if (!g_engine) return;
+  py::gil_scoped_release release;
+  g_engine->drain();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "deepum online engine: launch hook, residency model, correlation prefetch, worker, fault log";
+  m.def("configure_fault_log", &configure_fault_log, py::arg("device"),
+        "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
+  m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
+        py::arg("prefetch"), py::arg("pre_evict"), py::arg("learn_accesses"),
+        "Starts the launch hook, the engine and its worker. mode: 1 um, 2 advise, 3 deepum.");
+  m.def("stop", &stop, "Stops the launch hook, drains the worker and flushes the fault log.");
+  m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
+  m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
+  m.def("flush_fault_log", &flush_fault_log, "Delivers buffered CUPTI records to the counters.");
+  m.def("stats", &stats, "Counters: launches, prefetch/evict calls and bytes, GPU page faults, migrations by cause.");
+}
