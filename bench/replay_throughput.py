@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
+import subprocess
 import time
 from pathlib import Path
 
@@ -36,9 +38,26 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def source_revision() -> str | None:
+    """The git commit of the checkout the benchmark ran from, with "+modified" when tracked files differ
+    from it; None outside a git checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit + ("+modified" if dirty else "")
+
+
 def machine() -> dict:
-    return {"platform": platform.platform(), "cpu": cpu_model(), "python": platform.python_version(),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    """Where and when a benchmark ran: platform, CPU model, logical CPUs, Python, UTC date, source revision."""
+    return {"platform": platform.platform(), "cpu": cpu_model(), "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "revision": source_revision()}
 
 
 def measure(trace, policy: str, capacity: int, repeats: int) -> dict:

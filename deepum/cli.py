@@ -6,6 +6,7 @@ exit with status 2. Progress bars appear on stderr when it is a terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 from pathlib import Path
@@ -27,22 +28,27 @@ def _progress() -> bool:
     return sys.stderr.isatty()
 
 
-def _load_trace(path: str):
-    from .trace import TraceError, read_trace
-
+@contextlib.contextmanager
+def _input_errors(prefix: str = ""):
+    """Turns a ValueError raised on the user's input into a CLIError (one line, exit status 2)."""
     try:
+        yield
+    except ValueError as exc:
+        raise CLIError(f"{prefix}{exc}") from exc
+
+
+def _load_trace(path: str):
+    from .trace import read_trace
+
+    with _input_errors():  # TraceError is a ValueError that names the file, the array and the rule
         return read_trace(path)
-    except TraceError as exc:
-        raise CLIError(str(exc)) from exc
 
 
 def _capacity(text: str, trace) -> int:
     """Capacity in bytes from --capacity: bytes, a size like 8GiB, or a fraction of the footprint."""
     footprint = trace.footprint_bytes()
-    try:
+    with _input_errors(f"bad --capacity {text!r}: "):
         capacity = parse_capacity(text, footprint)
-    except ValueError as exc:
-        raise CLIError(f"bad --capacity {text!r}: {exc}") from exc
     block = int(trace.meta["block_bytes"])
     if capacity < block:
         raise CLIError(f"bad --capacity {text!r}: {format_bytes(capacity)} is less than one UM block "
@@ -52,10 +58,8 @@ def _capacity(text: str, trace) -> int:
 
 
 def _config(args) -> DeepUMConfig:
-    try:
+    with _input_errors():
         config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
-    except ValueError as exc:
-        raise CLIError(str(exc)) from exc
     switches = {name: False for name in ("prefetch", "pre_evict", "invalidate") if getattr(args, f"no_{name}", False)}
     return dataclasses.replace(config, **switches)
 
@@ -63,10 +67,14 @@ def _config(args) -> DeepUMConfig:
 def _calibration(args) -> Calibration | None:
     if args.calibration is None:
         return None
-    try:
+    with _input_errors():
         return Calibration.load(args.calibration)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from exc
+
+
+def _replay_inputs(args):
+    """(trace, capacity in bytes, DeepUMConfig, Calibration or None) from a replaying command's arguments."""
+    trace = _load_trace(args.trace)
+    return trace, _capacity(args.capacity, trace), _config(args), _calibration(args)
 
 
 def _npz_path(path: str) -> Path:
@@ -81,10 +89,8 @@ def cmd_synth(args) -> int:
 
     out = _npz_path(args.output)
     kwargs = {name: getattr(args, name) for name in args.generator_options if getattr(args, name) is not None}
-    try:
+    with _input_errors(f"cannot build {args.model} trace: "):
         trace = GENERATORS[args.model](**kwargs)
-    except ValueError as exc:
-        raise CLIError(f"cannot build {args.model} trace: {exc}") from exc
     out.parent.mkdir(parents=True, exist_ok=True)
     write_trace(trace, out)
     print(f"{out}: {args.model}, {trace.num_kernels:,} kernels, {trace.num_accesses:,} block accesses, "
@@ -103,35 +109,25 @@ def cmd_replay(args) -> int:
     from .report import format_result, to_json
     from .simulator import simulate
 
-    trace = _load_trace(args.trace)
-    capacity = _capacity(args.capacity, trace)
-    config, calibration = _config(args), _calibration(args)
-    try:
+    trace, capacity, config, calibration = _replay_inputs(args)
+    with _input_errors():  # a capacity too small for the trace's widest kernel
         result = simulate(trace, args.policy, capacity, config=config, calibration=calibration)
-    except ValueError as exc:  # a capacity too small for the trace's widest kernel
-        raise CLIError(str(exc)) from exc
     print(to_json(result.to_dict()) if args.json else format_result(result.to_dict()))
     return 0
 
 
 def cmd_tune(args) -> int:
     from .report import format_tradeoff, plot_tradeoff, to_json
-    from .tune import tune
+    from .tune import TIME_TOLERANCE, tune
 
-    trace = _load_trace(args.trace)
-    capacity = _capacity(args.capacity, trace)
+    trace, capacity, config, calibration = _replay_inputs(args)
     budget = None
     if args.budget_bytes is not None:
-        try:
+        with _input_errors(f"bad --budget-bytes {args.budget_bytes!r}: "):
             budget = parse_size(args.budget_bytes)
-        except ValueError as exc:
-            raise CLIError(f"bad --budget-bytes {args.budget_bytes!r}: {exc}") from exc
-    config, calibration = _config(args), _calibration(args)
-    try:
+    with _input_errors():  # nothing fits the budget, or a capacity too small for the trace
         result = tune(trace, capacity, budget_bytes=budget, base_config=config, calibration=calibration,
                       progress=_progress())
-    except ValueError as exc:  # nothing fits the budget, or a capacity too small for the trace
-        raise CLIError(str(exc)) from exc
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(to_json(result.to_dict(trace_path=str(args.trace)), indent=2) + "\n")
@@ -139,8 +135,8 @@ def cmd_tune(args) -> int:
     plot_tradeoff(result, png)
     best = result.best
     print(f"replayed {len(result.candidates)} configurations at capacity {format_bytes(capacity)}; "
-          f"Pareto frontier of time against table memory (* = chosen: smallest tables within 1% of the fastest"
-          f"{', within budget' if budget is not None else ''}):")
+          f"Pareto frontier of time against table memory (* = chosen: smallest tables within "
+          f"{TIME_TOLERANCE:.0%} of the fastest{', within budget' if budget is not None else ''}):")
     print(format_tradeoff(result))
     print(f"chosen: lookahead {best.config.lookahead}, block tables {best.config.block_rows} rows x "
           f"{best.config.block_ways} ways x {best.config.block_successors} successors, "
@@ -149,24 +145,33 @@ def cmd_tune(args) -> int:
     return 0
 
 
-def cmd_report(args) -> int:
-    from .report import format_comparison, run_policies, write_report
+def _print_comparison(results: dict) -> None:
+    """The policy table, the faults and time per iteration, and deepum's figures once warmed up."""
+    from .report import format_comparison, format_per_iteration, format_warmup
 
-    trace = _load_trace(args.trace)
-    capacity = _capacity(args.capacity, trace)
-    config, calibration = _config(args), _calibration(args)
-    try:
-        results = run_policies(trace, capacity, config=config, calibration=calibration, progress=_progress())
-    except ValueError as exc:  # a capacity too small for the trace's widest kernel
-        raise CLIError(str(exc)) from exc
-    paths = write_report(results, args.output, trace_name=Path(args.trace).name)
     print(format_comparison(results))
+    print()
+    print(format_per_iteration(results))
+    warmup = format_warmup(results)
+    if warmup:
+        print()
+        print(warmup)
+
+
+def cmd_report(args) -> int:
+    from .report import run_policies, write_report
+
+    trace, capacity, config, calibration = _replay_inputs(args)
+    with _input_errors():  # a capacity too small for the trace's widest kernel
+        results = run_policies(trace, capacity, config=config, calibration=calibration, progress=_progress())
+    paths = write_report(results, args.output, trace_name=Path(args.trace).name)
+    _print_comparison(results)
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return 0
 
 
 def cmd_demo(args) -> int:
-    from .report import format_comparison, run_policies, write_report
+    from .report import run_policies, write_report
     from .synth import GENERATORS
     from .trace import write_trace
 
@@ -181,7 +186,10 @@ def cmd_demo(args) -> int:
           f"{trace.iterations} iterations, footprint {format_bytes(footprint)}; "
           f"capacity {format_bytes(capacity)} ({DEMO_CAPACITY:g} of the footprint)")
     results = run_policies(trace, capacity, progress=_progress())
-    print(format_comparison(results))
+    _print_comparison(results)
+    print("(iteration 0 fills deepum's tables; its optimizer step also allocates Adam's state, which moves the "
+          "caching allocator's later blocks and so changes most kernels' execution IDs: iteration 1 is the first "
+          "with the steady layout, learnt during it, and iteration 2 on is the steady state)")
     paths = write_report(results, out, trace_name=trace_path.name)
     print(f"wrote {trace_path}, {', '.join(str(p) for p in paths)}")
     return 0
@@ -249,9 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_replay)
 
+    from .tune import TIME_TOLERANCE
+
     p = sub.add_parser("tune", help="search lookahead and table sizes",
                        description="Staged search over lookahead and table sizes by replay; chooses the "
-                                   "smallest tables whose simulated time is within 1%% of the fastest.")
+                                   f"smallest tables whose simulated time is within {100 * TIME_TOLERANCE:g}% of "
+                                   "the fastest.")
     p.add_argument("trace", metavar="TRACE.npz")
     _add_capacity(p)
     p.add_argument("-o", "--output", default="best.json", metavar="best.json",

@@ -25,12 +25,43 @@ def run_policies(trace, capacity_bytes: int, *, config=None, calibration=None, p
             for policy in tqdm(POLICY_ORDER, desc="replay", unit="policy", disable=not progress)}
 
 
+def from_iteration(result: dict, key: str, start: int) -> float | None:
+    """Sum of per-iteration `key` ("faults", "time_s", ...) over iterations `start`, `start` + 1, ...;
+    None when the trace has no iteration numbered `start` or later."""
+    values = [r[key] for r in result["per_iteration"] if r["iteration"] >= start]
+    return sum(values) if values else None
+
+
 def after_first(result: dict, key: str) -> float | None:
     """Sum of per-iteration `key` over every iteration but the first; None with one iteration."""
-    rows = sorted(result["per_iteration"], key=lambda r: r["iteration"])
-    if len(rows) < 2:
-        return None
-    return sum(r[key] for r in rows[1:])
+    return from_iteration(result, key, 1)
+
+
+# Iterations from which the warm-up view counts: after the first (the tables learnt in iteration 0)
+# and from the second on (a trace whose first iteration changes the memory layout, such as the
+# optimizer state that PyTorch allocates in the first step, is relearnt during iteration 1).
+WARMUP_STARTS = (1, 2)
+
+
+def warmup_ratios(results: dict) -> list[dict]:
+    """deepum against um and oracle once the tables have learnt, one row per start in WARMUP_STARTS.
+
+    Each row: `from_iteration`, `last_iteration`, `deepum_faults_vs_um` (deepum's faults over those
+    iterations / um's, a fraction) and `deepum_time_vs_oracle` (deepum's simulated time over those
+    iterations / oracle's). A figure is None where it cannot be had: too few iterations, a policy not
+    replayed, or a denominator of zero.
+    """
+    d = _dicts(results)
+    last = max((r["iteration"] for res in d.values() for r in res["per_iteration"]), default=-1)
+
+    def ratio(key: str, other: str, start: int) -> float | None:
+        if "deepum" not in d or other not in d:
+            return None
+        return _ratio(from_iteration(d["deepum"], key, start), from_iteration(d[other], key, start))
+
+    return [{"from_iteration": start, "last_iteration": last,
+             "deepum_faults_vs_um": ratio("faults", "um", start),
+             "deepum_time_vs_oracle": ratio("time_s", "oracle", start)} for start in WARMUP_STARTS]
 
 
 def _missing(value) -> bool:
@@ -51,8 +82,8 @@ def _fmt(value, kind: str) -> str:
         return f"{value:.4f} s"
     if kind == "B":
         return format_bytes(value)
-    if kind == "%":
-        return f"{100 * value:.1f}%"
+    if kind == "%":  # small non-zero fractions keep two significant digits
+        return f"{100 * value:.1f}%" if value == 0 or abs(value) >= 0.001 else f"{100 * value:.2g}%"
     if kind == "x":
         return f"{value:.2f}x"
     return f"{int(value):,}"
@@ -142,12 +173,48 @@ def format_comparison(results: dict) -> str:
     return _table(header, rows)
 
 
+def _per_iteration_rows(results: dict) -> tuple[list[str], list[list[str]]]:
+    d = _dicts(results)
+    iterations = sorted({r["iteration"] for res in d.values() for r in res["per_iteration"]})
+    header = ["per iteration", *map(str, iterations)]
+    rows = []
+    for key, label, kind in (("faults", "faults", "n"), ("time_s", "time", "s")):
+        for p, res in d.items():
+            by_iteration = {r["iteration"]: r[key] for r in res["per_iteration"]}
+            rows.append([f"{p} {label}", *(_fmt(by_iteration.get(i), kind) for i in iterations)])
+    return header, rows
+
+
+def format_per_iteration(results: dict) -> str:
+    """Text table of each policy's faults and simulated time per iteration (shows the warm-up)."""
+    return _table(*_per_iteration_rows(results))
+
+
+def _warmup_sentences(results: dict) -> list[str]:
+    sentences = []
+    for row in warmup_ratios(results):
+        start, last = row["from_iteration"], row["last_iteration"]
+        if start > last:
+            continue
+        span = f"iteration {start}" if start == last else f"iterations {start}-{last}"
+        sentences.append(f"over {span}: deepum takes {_fmt(row['deepum_faults_vs_um'], '%')} of um's faults "
+                         f"and {_fmt(row['deepum_time_vs_oracle'], 'x')} oracle's time")
+    return sentences
+
+
+def format_warmup(results: dict) -> str:
+    """deepum's faults against um's and time against oracle's from iteration 1 on and from 2 on, one line each."""
+    return "\n".join(_warmup_sentences(results))
+
+
 # Figures in summary.md: (label, kind, getter over a result dict).
 _SUMMARY_FIELDS = (
     ("simulated time", "s", lambda r: r["time_s"]),
     ("time after the first iteration", "s", lambda r: after_first(r, "time_s")),
+    ("time from the second iteration", "s", lambda r: from_iteration(r, "time_s", 2)),
     ("faults", "n", lambda r: r["faults"]),
     ("faults after the first iteration", "n", lambda r: after_first(r, "faults")),
+    ("faults from the second iteration", "n", lambda r: from_iteration(r, "faults", 2)),
     ("fault stall", "s", lambda r: r["fault_stall_s"]),
     ("prefetch wait", "s", lambda r: r["prefetch_wait_s"]),
     ("host to device", "B", lambda r: r["h2d_bytes"]),
@@ -181,9 +248,15 @@ def summary_markdown(results: dict, trace_name: str | None = None) -> str:
              + ", ".join(f"{r['policy']} {_fmt(r['speedup_vs_um'], 'x')}" for r in speedups) + ".")
     notes = ("Ratios are deepum's figure divided by the other policy's (below 1 means deepum needs less). "
              "\"After the first iteration\" counts the later iterations only: it leaves out the set-up kernels "
-             "and the first iteration, in which the tables are still learning.")
+             "and the first iteration, in which the tables are still learning. \"From the second iteration\" "
+             "also leaves out iteration 1, in which the tables relearn what the first iteration changed (such as "
+             "the addresses that move once the optimizer state is allocated in the first step).")
+    sentences = _warmup_sentences(results)
+    warmup = f"Warm-up: {'; '.join(sentences)}." if sentences else ""
+    per_iteration = _table(*_per_iteration_rows(results), markdown=True)
     plots = "\n".join(f"![{name[:-4]}]({name})" for name in PLOT_FILES)
-    return "\n\n".join([title, intro, _table(header, rows, markdown=True), notes, plots]) + "\n"
+    parts = [title, intro, _table(header, rows, markdown=True), notes, per_iteration, warmup, plots]
+    return "\n\n".join(part for part in parts if part) + "\n"
 
 
 def _figure(rows: int = 1, height: float = 4.0):

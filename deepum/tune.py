@@ -21,6 +21,7 @@ import dataclasses
 
 from .calibration import Calibration
 from .config import DeepUMConfig
+from .units import format_bytes
 
 LOOKAHEADS = (8, 16, 32, 64, 128, 256)
 BLOCK_ROWS = (64, 128, 256, 512, 1024, 2048)
@@ -137,6 +138,7 @@ def tune(trace, capacity_bytes: int, *, budget_bytes: int | None = None,
     best = select(candidates, budget_bytes)
     if best is None:
         smallest = min(c.table_bytes for c in candidates)
-        raise ValueError(f"no configuration fits the table budget of {budget_bytes} bytes; "
-                         f"the smallest tried needs {smallest} bytes")
+        raise ValueError(f"no configuration fits the table budget of {format_bytes(budget_bytes)} "
+                         f"({budget_bytes} bytes); the smallest tried needs {format_bytes(smallest)} "
+                         f"({smallest} bytes); raise the budget")
     return TuneResult(best, candidates, pareto_frontier(candidates), capacity_bytes, budget_bytes)

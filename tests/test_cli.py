@@ -47,8 +47,8 @@ def replay(capsys, trace_path, policy, capacity="0.5", *extra):
     return json.loads(out)
 
 
-def after_first(result, key):
-    return sum(r[key] for r in result["per_iteration"] if r["iteration"] > 0)
+def after_first(result, key, start=1):
+    return sum(r[key] for r in result["per_iteration"] if r["iteration"] >= start)
 
 
 def test_synth_prints_one_line_summary(capsys, tmp_path):
@@ -200,6 +200,25 @@ def test_demo_on_a_tiny_default(capsys, tmp_path, monkeypatch):
     for name in ("trace.npz", "summary.md", "results.json", "faults_per_iteration.png", "timeline.png",
                  "time_breakdown.png"):
         assert (tmp_path / "demo" / name).is_file(), name
+    results = json.loads((tmp_path / "demo" / "results.json").read_text())["results"]
+    # Per-iteration faults and time of every policy, as replayed.
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("per iteration"))
+    assert header.split()[2:] == ["0", "1", "2"]
+    for policy, r in results.items():
+        faults = next(line for line in lines if line.startswith(f"{policy} faults"))
+        assert faults.split()[2:] == [f"{row['faults']:,}" for row in r["per_iteration"]]
+        times = next(line for line in lines if line.startswith(f"{policy} time"))
+        assert times.split()[2::2] == [f"{row['time_s']:.4f}" for row in r["per_iteration"]]
+    # The warm-up view: after the first iteration and from the second on.
+    um, deepum, oracle = (results[p] for p in ("um", "deepum", "oracle"))
+    for start, span in ((1, "iterations 1-2"), (2, "iteration 2")):
+        line = next(line for line in lines if line.startswith(f"over {span}:"))
+        faults = after_first(deepum, "faults", start) / after_first(um, "faults", start)
+        time = after_first(deepum, "time_s", start) / after_first(oracle, "time_s", start)
+        assert f"{100 * faults:.1f}% of um's faults" in line or f"{100 * faults:.2g}% of um's faults" in line
+        assert f"{time:.2f}x oracle's time" in line
+    assert "steady state" in out
 
 
 def test_python_m_deepum_and_light_import(tmp_path):

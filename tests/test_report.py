@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from deepum.cli import main
-from deepum.report import PLOT_FILES, after_first, format_comparison, run_policies, summary_markdown, to_json, \
-    write_report
+from deepum.report import PLOT_FILES, after_first, format_comparison, format_per_iteration, format_warmup, \
+    from_iteration, run_policies, summary_markdown, to_json, warmup_ratios, write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TINY = dict(layers=4, hidden=256, heads=4, seq=256, batch=8, vocab=512, iterations=3, seed=1)
@@ -44,11 +44,17 @@ def test_summary_markdown_figures_and_ratios(results):
     assert header == "| figure | um | deepum | oracle | deepum / um | deepum / oracle |"
     rows = {line.split(" | ")[0].strip("| "): line for line in md.splitlines() if line.startswith("| ")}
     for label in ("simulated time", "faults", "faults after the first iteration", "time after the first iteration",
-                  "host to device", "prefetch accuracy", "peak resident"):
+                  "faults from the second iteration", "time from the second iteration", "host to device",
+                  "prefetch accuracy", "peak resident", "deepum faults", "oracle time"):
         assert label in rows, label
-    um, deepum = results["um"], results["deepum"]
+    um, deepum, oracle = results["um"], results["deepum"], results["oracle"]
     assert f"{deepum.time_s / um.time_s:.2f}x" in rows["simulated time"]
     assert f"{after_first(deepum.to_dict(), 'faults'):,}" in rows["faults after the first iteration"]
+    steady = from_iteration(deepum.to_dict(), "time_s", 2) / from_iteration(oracle.to_dict(), "time_s", 2)
+    assert rows["time from the second iteration"].endswith(f" {steady:.2f}x |")
+    assert rows["deepum faults"] == "| deepum faults | " + " | ".join(
+        f"{r['faults']:,}" for r in deepum.per_iteration) + " |"
+    assert "Warm-up: over iterations 1-2: " in md and "; over iteration 2: " in md
     for name in PLOT_FILES:
         assert f"]({name})" in md
 
@@ -58,6 +64,49 @@ def test_after_first_leaves_out_iteration_0(results):
     assert after_first(r, "faults") == sum(row["faults"] for row in r["per_iteration"] if row["iteration"] >= 1)
     assert after_first(r, "faults") < r["faults"]
     assert after_first({"per_iteration": [{"iteration": 0, "faults": 5}]}, "faults") is None
+
+
+def test_from_iteration_sums_from_the_start_given():
+    r = {"per_iteration": [{"iteration": i, "faults": 10 ** i} for i in range(4)]}
+    assert [from_iteration(r, "faults", start) for start in range(5)] == [1111, 1110, 1100, 1000, None]
+
+
+def test_warmup_ratios_after_first_and_from_second(results):
+    d = {p: r.to_dict() for p, r in results.items()}
+    rows = warmup_ratios(results)
+    assert [row["from_iteration"] for row in rows] == [1, 2]
+    assert {row["last_iteration"] for row in rows} == {2}
+    for row in rows:
+        start = row["from_iteration"]
+        assert row["deepum_faults_vs_um"] == pytest.approx(
+            from_iteration(d["deepum"], "faults", start) / from_iteration(d["um"], "faults", start))
+        assert row["deepum_time_vs_oracle"] == pytest.approx(
+            from_iteration(d["deepum"], "time_s", start) / from_iteration(d["oracle"], "time_s", start))
+    # Iteration 1 still learns (deepum faults); from iteration 2 on the tables know the whole loop.
+    assert rows[0]["deepum_faults_vs_um"] > 0
+    assert rows[1]["deepum_faults_vs_um"] < rows[0]["deepum_faults_vs_um"]
+    assert rows[1]["deepum_time_vs_oracle"] < rows[0]["deepum_time_vs_oracle"]
+
+
+def test_warmup_ratios_missing_figures_are_none(results):
+    assert all(row["deepum_time_vs_oracle"] is None for row in warmup_ratios({"um": results["um"],
+                                                                               "deepum": results["deepum"]}))
+    one = {"per_iteration": [{"iteration": 0, "faults": 5, "time_s": 1.0}]}
+    rows = warmup_ratios({"um": one, "deepum": one, "oracle": one})
+    assert all(row["deepum_faults_vs_um"] is None and row["deepum_time_vs_oracle"] is None for row in rows)
+    assert format_warmup({"um": one, "deepum": one, "oracle": one}) == ""
+    no_um_faults = {"per_iteration": [{"iteration": i, "faults": 0, "time_s": 1.0} for i in range(3)]}
+    assert warmup_ratios({"um": no_um_faults, "deepum": no_um_faults})[0]["deepum_faults_vs_um"] is None
+
+
+def test_format_per_iteration_and_warmup(results):
+    lines = format_per_iteration(results).splitlines()
+    assert lines[0].split() == ["per", "iteration", "0", "1", "2"]
+    assert [" ".join(line.split()[:2]) for line in lines[2:]] == [
+        f"{p} {figure}" for figure in ("faults", "time") for p in ("um", "deepum", "oracle")]
+    text = format_warmup(results).splitlines()
+    assert [line.split(":")[0] for line in text] == ["over iterations 1-2", "over iteration 2"]
+    assert all("of um's faults" in line and "oracle's time" in line for line in text)
 
 
 def test_format_comparison_has_a_row_per_policy(results):
@@ -82,3 +131,4 @@ def test_report_command(capsys, trace, tmp_path):
     for name in (*PLOT_FILES, "summary.md", "results.json"):
         assert (tmp_path / "rep" / name).is_file(), name
     assert "deepum" in out and "speedup vs um" in out
+    assert "deepum faults" in out and "over iterations 1-2:" in out and "over iteration 2:" in out

@@ -143,6 +143,12 @@ def test_tune_cli_budget_errors(tuned, capsys, tmp_path):
     capsys.readouterr()
     assert main(["tune", str(trace), "--capacity", "0.5", "-o", str(tmp_path / "c.json"),
                  "--budget-bytes", "1"]) == 2
-    assert "no configuration fits" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no configuration fits the table budget of 1 B (1 bytes)" in err and "raise the budget" in err
     assert main(["tune", str(trace), "--capacity", "0.5", "--budget-bytes", "lots"]) == 2
     assert "'lots'" in capsys.readouterr().err
+
+
+def test_tune_help_states_the_tolerance(capsys):
+    assert main(["tune", "--help"]) == 0
+    assert f"within {100 * TIME_TOLERANCE:g}% of the fastest" in " ".join(capsys.readouterr().out.split())
