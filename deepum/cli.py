@@ -195,6 +195,29 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_record(args) -> int:
+    from .record_script import run_recorded
+
+    if not Path(args.script).is_file():
+        raise CLIError(f"no such script: {args.script}")
+    if not args.output.endswith(".npz"):
+        raise CLIError(f"the trace must be a .npz file, got {args.output!r}")
+    run_recorded(args.script, args.script_args, args.output, mode=args.mode, capacity=args.capacity,
+                 config=args.config)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_timeline(args) -> int:
+    from .chrome_trace import write_chrome_trace
+
+    trace = _load_trace(args.trace)
+    with _input_errors():
+        count = write_chrome_trace(trace, args.output)
+    print(f"wrote {args.output} ({count:,} events; open it in ui.perfetto.dev or chrome://tracing)")
+    return 0
+
+
 def _add_capacity(p: argparse.ArgumentParser) -> None:
     p.add_argument("--capacity", required=True, metavar="SIZE",
                    help="GPU memory for UM data: bytes, a size like 8GiB or 512MiB, or a fraction of the "
@@ -278,6 +301,23 @@ def build_parser() -> argparse.ArgumentParser:
                                                                        "and results.json")
     _add_policy_options(p, switches=True)
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("record", help="run a training script under deepum on the GPU and record its trace",
+                       description="Runs SCRIPT unchanged as __main__ after deepum.enable(record=...): the trace "
+                                   "holds its kernels, their accesses, faults, memory events and migrations. "
+                                   "Iterations end at each optimizer step.")
+    p.add_argument("-o", "--output", required=True, metavar="TRACE.npz", help="trace file to write")
+    p.add_argument("--mode", default="deepum", choices=("um", "advise", "deepum"))
+    p.add_argument("--capacity", default=None, metavar="SIZE", help="GPU budget (default: the free memory)")
+    p.add_argument("--config", default=None, metavar="FILE", help="DeepUMConfig JSON for mode deepum")
+    p.add_argument("script", metavar="SCRIPT")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS")
+    p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("timeline", help="a recorded trace as Chrome-trace / Perfetto JSON")
+    p.add_argument("trace", metavar="TRACE.npz")
+    p.add_argument("-o", "--output", required=True, metavar="OUT.json")
+    p.set_defaults(func=cmd_timeline)
 
     p = sub.add_parser("demo", help=f"the default {DEMO_MODEL} trace replayed at half its footprint under "
                                     "every policy, with a report")

@@ -154,21 +154,24 @@ def configure_before_context(config: RuntimeConfig) -> None:
     _engine.configure_fault_log(config.device)
 
 
-def _start_engine(settings: RuntimeConfig, limits: Limits) -> None:
-    """Starts the launch hook, the residency model under the capacity and (mode deepum) the
-    correlation prefetcher with its worker."""
+def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None:
+    """Starts the launch hook, the residency model under the capacity, (mode deepum) the
+    correlation prefetcher with its worker and, with record, the trace recorder."""
     c = settings.config
     _engine.start(MODE_CODES[settings.mode], limits.capacity, settings.device, c.to_dict(),
-                  c.prefetch, c.pre_evict, c.learn_from == "accesses")
+                  c.prefetch, c.pre_evict, c.learn_from == "accesses", record)
     _iterations.clear()
     _iterations.append(_engine.stats())
 
 
 def mark_iteration() -> None:
     """Marks the end of a training iteration: per-iteration figures in stats() are differences
-    between consecutive marks (GPU page faults, migrated and prefetched bytes)."""
+    between consecutive marks (GPU page faults, migrated and prefetched bytes). enable() calls it
+    after every optimizer step; a mark with no kernel launched since the last one is ignored."""
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
+            return
+        if _iterations and _engine.stats()["launches"] == _iterations[-1]["launches"]:
             return
         touched = _engine.next_iteration()
         _engine.flush_fault_log()
@@ -259,6 +262,8 @@ class Session:
     def __init__(self, config: RuntimeConfig, limits: Limits | None):
         self.config = config
         self.limits = limits
+        self.record: str | None = None
+        self.step_hook = None  # marks an iteration after every optimizer step (UM modes)
         self.refusals_at_start = _allocator.counter("refusals") if _allocator else 0
 
     def __enter__(self) -> "Session":
@@ -324,12 +329,24 @@ def _check_not_too_late(torch, device: int) -> None:
 
 
 def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
-           config: DeepUMConfig | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM) -> Session:
+           config: DeepUMConfig | str | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM,
+           record: str | None = None) -> Session:
     """Starts the runtime (see RuntimeConfig for the arguments) and returns its Session, which can
-    also be used as a context manager. Call it before any CUDA work in the process."""
+    also be used as a context manager. Call it before any CUDA work in the process.
+
+    config: a DeepUMConfig or the path of a JSON file (e.g. written by `deepum tune`).
+    record: path of a trace (.npz, TRACE_FORMAT.md) written at disable(): kernels, their accesses
+        from their arguments, faults, memory events and migrations; call deepum.mark_iteration()
+        after each training step so that the trace has iterations."""
     global _session, _allocator, _prepared, _advice, _observer_attached
+    if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
+        config = DeepUMConfig.load(config)
     settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
                              headroom=headroom, config=config or DeepUMConfig())
+    if record is not None and settings.mode == "none":
+        raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
+    if record is not None and not str(record).endswith(".npz"):
+        raise ValueError(f"record= must name a .npz trace file, got {record!r}")
     with _lock:
         if _session is not None:
             raise RuntimeError(f"deepum is already enabled (mode {_session.config.mode}); "
@@ -360,7 +377,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         torch._C._cuda_beginAllocateToPool(settings.device, _allocator.pool.id)
         try:
-            _start_engine(settings, limits)
+            _start_engine(settings, limits, record is not None)
             if settings.mode == "deepum":
                 from . import allocator_trace
                 allocator_trace.start()
@@ -370,7 +387,24 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
             raise
         _session = Session(settings, limits)
+        _session.record = record
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        _session.step_hook = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: mark_iteration())
         return _session
+
+
+def _write_recording(session: "Session") -> None:
+    import torch
+
+    from .recorder import trace_from_recording
+    from .trace import write_trace
+
+    device = torch.cuda.get_device_name(session.config.device)
+    trace = trace_from_recording(_engine.drain_recording(), device, session.limits.capacity,
+                                 notes=f"recorded by deepum.enable(mode={session.config.mode!r})",
+                                 extra_meta={"mode": session.config.mode})
+    write_trace(trace, session.record)
 
 
 def disable() -> None:
@@ -385,7 +419,10 @@ def disable() -> None:
             import torch
 
             torch.cuda.synchronize(settings.device)
+            _session.step_hook.remove()
             _engine.stop()
+            if _session.record is not None:
+                _write_recording(_session)
             torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
             if _advice is not None:
                 _advice.remove()
@@ -422,7 +459,7 @@ def stats() -> dict:
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
                  "last_refused_bytes", "driver_failures")
         counters = {name: _allocator.counter(name) if _allocator else 0 for name in names}
-        if _engine is not None and session is not None and session.config.mode != "none":
+        if _engine is not None:  # counters since the engine was loaded; engine figures while it runs
             _engine.flush_fault_log()
             figures.update(_engine.stats())
             marks = _iterations

@@ -14,6 +14,7 @@
 //
 // Only migrations are issued: a prefetch or an eviction never changes what memory holds.
 #include <torch/extension.h>
+#include <pybind11/numpy.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -58,19 +59,147 @@ void check_cuda(cudaError_t result, const char* call) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Everything a trace (TRACE_FORMAT.md) holds, gathered while recording; Python writes the file.
+struct Access {
+  int64_t block;
+  int32_t pages;  // distinct 4 KiB pages the kernel's arguments cover in the block
+  bool write;     // the argument's allocation was made since the previous launch (a fresh output)
+};
+
+class Recorder {
+ public:
+  std::atomic<bool> on{false};
+
+  void launch(uint32_t correlation, uint64_t exec_id, const char* name, const std::vector<Access>& accesses) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    correlation_.push_back(correlation);
+    exec_id_.push_back(exec_id);
+    auto [it, added] = names_.emplace(name ? name : "?", uint32_t(names_.size()));
+    name_idx_.push_back(it->second);
+    for (const Access& a : accesses) {
+      block_.push_back(a.block);
+      pages_.push_back(int16_t(std::min(a.pages, 512)));
+      write_.push_back(a.write);
+    }
+    offsets_.push_back(int64_t(block_.size()));
+  }
+  void memory(int8_t action, uint64_t address, uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    mem_.push_back({int64_t(correlation_.size()) - 1, action, address, bytes});
+  }
+  void iteration() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    iteration_end_.push_back(int64_t(correlation_.size()));
+  }
+  void kernel_time(uint32_t correlation, uint64_t start, uint64_t end) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kernels_.push_back({correlation, start, end});
+  }
+  void fault(uint64_t t, uint64_t address, int8_t kind) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    faults_.push_back({t, address, kind});
+  }
+  void transfer(uint64_t t, uint64_t address, uint64_t bytes, int8_t direction, int8_t cause) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    transfers_.push_back({t, address, bytes, direction, cause});
+  }
+
+  // Hands everything over as NumPy arrays (in the trace's names where they match) and clears it.
+  py::dict drain() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    py::dict out;
+    out["launch_correlation"] = as_array(correlation_);
+    out["kernel_exec_id"] = as_array(exec_id_);
+    out["kernel_name_idx"] = as_array(name_idx_);
+    std::vector<std::string> names(names_.size());
+    for (const auto& [name, idx] : names_) names[idx] = name;
+    out["kernel_names"] = names;
+    out["access_offsets"] = as_array(offsets_);
+    out["access_block"] = as_array(block_);
+    out["access_pages"] = as_array(pages_);
+    std::vector<uint8_t> writes(write_.begin(), write_.end());
+    out["access_write"] = as_array(writes);
+    out["iteration_end_launch"] = as_array(iteration_end_);
+    out["mem_kernel"] = column<int64_t>(mem_, [](const Mem& m) { return m.after_launch; });
+    out["mem_action"] = column<int8_t>(mem_, [](const Mem& m) { return m.action; });
+    out["mem_address"] = column<uint64_t>(mem_, [](const Mem& m) { return m.address; });
+    out["mem_bytes"] = column<uint64_t>(mem_, [](const Mem& m) { return m.bytes; });
+    out["activity_correlation"] = column<uint32_t>(kernels_, [](const KernelTime& k) { return k.correlation; });
+    out["activity_start_ns"] = column<uint64_t>(kernels_, [](const KernelTime& k) { return k.start; });
+    out["activity_end_ns"] = column<uint64_t>(kernels_, [](const KernelTime& k) { return k.end; });
+    out["fault_t_ns"] = column<uint64_t>(faults_, [](const Fault& f) { return f.t; });
+    out["fault_address"] = column<uint64_t>(faults_, [](const Fault& f) { return f.address; });
+    out["fault_kind"] = column<int8_t>(faults_, [](const Fault& f) { return f.kind; });
+    out["xfer_t_ns"] = column<uint64_t>(transfers_, [](const Transfer& x) { return x.t; });
+    out["xfer_address"] = column<uint64_t>(transfers_, [](const Transfer& x) { return x.address; });
+    out["xfer_bytes"] = column<uint64_t>(transfers_, [](const Transfer& x) { return x.bytes; });
+    out["xfer_dir"] = column<int8_t>(transfers_, [](const Transfer& x) { return x.direction; });
+    out["xfer_cause"] = column<int8_t>(transfers_, [](const Transfer& x) { return x.cause; });
+    correlation_.clear(), name_idx_.clear(), exec_id_.clear(), names_.clear();
+    offsets_.assign(1, 0), block_.clear(), iteration_end_.clear(), pages_.clear(), write_.clear();
+    mem_.clear(), kernels_.clear(), faults_.clear(), transfers_.clear();
+    return out;
+  }
+
+ private:
+  struct Mem { int64_t after_launch; int8_t action; uint64_t address, bytes; };
+  struct KernelTime { uint32_t correlation; uint64_t start, end; };
+  struct Fault { uint64_t t, address; int8_t kind; };
+  struct Transfer { uint64_t t, address, bytes; int8_t direction, cause; };
+
+  template <typename T>
+  static py::array_t<T> as_array(const std::vector<T>& v) {
+    py::array_t<T> out(v.size());
+    std::copy(v.begin(), v.end(), out.mutable_data());
+    return out;
+  }
+  template <typename T, typename R, typename F>
+  static py::array_t<T> column(const std::vector<R>& rows, F field) {
+    py::array_t<T> values(rows.size());
+    T* p = values.mutable_data();
+    for (size_t i = 0; i < rows.size(); ++i) p[i] = field(rows[i]);
+    return values;
+  }
+
+  std::mutex mutex_;
+  std::vector<uint32_t> correlation_, name_idx_;
+  std::vector<uint64_t> exec_id_;
+  std::unordered_map<std::string, uint32_t> names_;
+  std::vector<int64_t> offsets_{0}, block_, iteration_end_;  // iteration_end_: launches at each mark
+  std::vector<int16_t> pages_;
+  std::vector<bool> write_;
+  std::vector<Mem> mem_;
+  std::vector<KernelTime> kernels_;
+  std::vector<Fault> faults_;
+  std::vector<Transfer> transfers_;
+};
+
+Recorder g_recorder;
+
+// ---------------------------------------------------------------------------------------------
 // Live allocations and managed segments, from the caching allocator's trace hook.
 class MemoryMap {
  public:
   void on_event(const CA::TraceEntry& e) {
     const uint64_t addr = e.addr_, size = e.size_;
-    std::lock_guard<std::mutex> lock(mutex_);
-    switch (e.action_) {
-      case CA::TraceEntry::ALLOC: live_[addr] = size; break;
-      case CA::TraceEntry::FREE_REQUESTED: live_.erase(addr); break;
-      case CA::TraceEntry::SEGMENT_ALLOC: segments_[addr] = size; break;
-      case CA::TraceEntry::SEGMENT_FREE: segments_.erase(addr); break;
-      default: break;
+    int8_t action = -1;  // TRACE_FORMAT.md mem_action
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      switch (e.action_) {
+        case CA::TraceEntry::ALLOC: live_[addr] = size; born_[addr] = ++allocations_; action = 0; break;
+        case CA::TraceEntry::FREE_REQUESTED: live_.erase(addr); born_.erase(addr); action = 1; break;
+        case CA::TraceEntry::SEGMENT_ALLOC: segments_[addr] = size; action = 2; break;
+        case CA::TraceEntry::SEGMENT_FREE: segments_.erase(addr); action = 3; break;
+        default: break;
+      }
     }
+    if (action >= 0 && g_recorder.on.load(std::memory_order_relaxed)) g_recorder.memory(action, addr, size);
+  }
+  // Number of allocations made so far; an allocation numbered above a launch's mark is newer.
+  uint64_t allocations() const { return allocations_; }
+  uint64_t born(uint64_t start) const {
+    auto it = born_.find(start);
+    return it == born_.end() ? 0 : it->second;
   }
   // The live allocation holding `p`: {start, size}, or {0, 0}.
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
@@ -97,6 +226,8 @@ class MemoryMap {
  private:
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> live_, segments_;
+  std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
+  uint64_t allocations_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -110,6 +241,7 @@ struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
   std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
   std::atomic<uint64_t> cuda_errors{0};
+  std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
 };
 
 Counters g_counters;
@@ -408,15 +540,26 @@ std::unique_ptr<Engine> g_engine;
 std::mutex g_params_mutex;
 std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> g_params;  // (offset, size) per argument
 
+// Offset and size of each argument of f. Kernels that the CUDA runtime launches may arrive as
+// library kernels (CUkernel), for which the driver answers through cuKernelGetParamInfo.
 const std::vector<std::pair<size_t, size_t>>& params_of(CUfunction f) {
   std::lock_guard<std::mutex> lock(g_params_mutex);
   auto it = g_params.find(f);
   if (it != g_params.end()) return it->second;
   std::vector<std::pair<size_t, size_t>> out;
-  for (size_t i = 0;; ++i) {
-    size_t offset = 0, size = 0;
-    if (cuFuncGetParamInfo(f, i, &offset, &size) != CUDA_SUCCESS) break;
-    out.emplace_back(offset, size);
+  for (const bool as_kernel : {false, true}) {
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0, size = 0;
+      const CUresult r = as_kernel ? cuKernelGetParamInfo(reinterpret_cast<CUkernel>(f), i, &offset, &size)
+                                   : cuFuncGetParamInfo(f, i, &offset, &size);
+      if (r != CUDA_SUCCESS) {
+        if (i == 0 && !as_kernel) g_counters.param_info_failures_func++;
+        if (i == 0 && as_kernel) g_counters.param_info_failures_kernel++;
+        break;
+      }
+      out.emplace_back(offset, size);
+    }
+    if (!out.empty()) break;
   }
   return g_params.emplace(f, std::move(out)).first->second;
 }
@@ -426,15 +569,25 @@ inline uint64_t mix(uint64_t h, uint64_t v) {
   return h * 0xff51afd7ed558ccdull;
 }
 
-void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid) {
+uint64_t g_allocations_at_last_launch = 0;  // guarded by g_memory.mutex()
+
+// Pages of [start, start + size) inside block b.
+int32_t pages_in_block(uint64_t start, uint64_t size, uint64_t b) {
+  const uint64_t lo = std::max(start, b << kBlockShift), hi = std::min(start + size, (b + 1) << kBlockShift);
+  return int32_t(((hi - 1) >> 12) - (lo >> 12) + 1);
+}
+
+void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid,
+               uint32_t correlation, const char* name) {
   const auto& params = params_of(f);
   const char* buffer = nullptr;
   if (!kernel_params && extra) {
     for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
       if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<const char*>(extra[i + 1]);
   }
+  if (!kernel_params && !buffer) g_counters.launches_without_arguments++;
   uint64_t id = mix(reinterpret_cast<uint64_t>(f), grid);
-  std::vector<int64_t> blocks;
+  std::vector<Access> accesses;
   {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
     uint64_t last_allocation = 0;
@@ -448,12 +601,27 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
         if (!size || start == last_allocation) continue;
         last_allocation = start;
         id = mix(id, start);
-        for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b) blocks.push_back(int64_t(b));
+        const bool fresh = g_memory.born(start) > g_allocations_at_last_launch;
+        for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b)
+          accesses.push_back({int64_t(b), pages_in_block(start, size, b), fresh});
       }
     }
+    g_allocations_at_last_launch = g_memory.allocations();
   }
-  std::sort(blocks.begin(), blocks.end());
-  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.block < b.block; });
+  std::vector<Access> merged;  // one row per block: pages summed (capped at 512), writes or-ed
+  for (const Access& a : accesses) {
+    if (!merged.empty() && merged.back().block == a.block) {
+      merged.back().pages += a.pages;
+      merged.back().write = merged.back().write || a.write;
+    } else {
+      merged.push_back(a);
+    }
+  }
+  std::vector<int64_t> blocks;
+  blocks.reserve(merged.size());
+  for (const Access& a : merged) blocks.push_back(a.block);
+  if (g_recorder.on.load(std::memory_order_relaxed)) g_recorder.launch(correlation, id, name, merged);
   g_engine->on_launch(id, blocks, stream);
 }
 
@@ -465,14 +633,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, co
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->hStream,
-                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ);
+                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ, cb->correlationId,
+                cb->symbolName);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->config->hStream,
-                (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ);
+                (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ,
+                cb->correlationId, cb->symbolName);
       break;
     }
     default: break;
@@ -489,19 +659,32 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
+  const bool recording = g_recorder.on.load(std::memory_order_relaxed);
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      if (recording) g_recorder.kernel_time(k->correlationId, k->start, k->end);
+      continue;
+    }
     if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
     const auto* um = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter2*>(record);
     switch (um->counterKind) {
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: g_counters.gpu_faults += um->value; break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+        g_counters.gpu_faults += um->value;
+        if (recording) g_recorder.fault(um->start, um->address, int8_t(um->flags >= 1 && um->flags <= 4 ? um->flags : 1));
+        break;
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
         const uint32_t cause = um->flags;
+        if (recording) g_recorder.transfer(um->start, um->address, um->value, 1, int8_t(cause <= 5 ? cause : 0));
         if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) g_counters.prefetch_h2d_bytes += um->value;
         else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) g_counters.fault_h2d_bytes += um->value;
         else g_counters.other_h2d_bytes += um->value;
         break;
       }
-      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: g_counters.d2h_bytes += um->value; break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+        g_counters.d2h_bytes += um->value;
+        if (recording) g_recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
+        break;
       default: break;
     }
   }
@@ -534,8 +717,13 @@ void configure_fault_log(int device) {
 std::once_flag g_tracker_attached;
 
 void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool prefetch, bool pre_evict,
-           bool learn_accesses) {
+           bool learn_accesses, bool record) {
   if (g_engine) throw std::runtime_error("the deepum engine is already running");
+  if (record) {
+    g_recorder.drain();
+    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+    g_recorder.on.store(true);
+  }
   std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
   CorrelationConfig config;
   config.lookahead = c["lookahead"].cast<size_t>();
@@ -569,7 +757,10 @@ void stop() {
   }
   g_engine.reset();
   flush_fault_log();
+  if (g_recorder.on.exchange(false)) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
+
+py::dict drain_recording() { return g_recorder.drain(); }
 
 py::dict stats() {
   py::dict out;
@@ -584,6 +775,9 @@ py::dict stats() {
   out["other_h2d_bytes"] = g_counters.other_h2d_bytes.load();
   out["d2h_bytes"] = g_counters.d2h_bytes.load();
   out["cuda_errors"] = g_counters.cuda_errors.load();
+  out["param_info_failures_func"] = g_counters.param_info_failures_func.load();
+  out["param_info_failures_kernel"] = g_counters.param_info_failures_kernel.load();
+  out["launches_without_arguments"] = g_counters.launches_without_arguments.load();
   {
     std::lock_guard<std::mutex> lock(g_error_mutex);
     out["last_cuda_error"] = g_last_error;
@@ -598,7 +792,10 @@ py::dict stats() {
   return out;
 }
 
-uint64_t next_iteration() { return g_engine ? g_engine->next_iteration() : 0; }
+uint64_t next_iteration() {
+  if (g_recorder.on.load()) g_recorder.iteration();
+  return g_engine ? g_engine->next_iteration() : 0;
+}
 
 void drain() {
   if (!g_engine) return;
@@ -613,8 +810,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure_fault_log", &configure_fault_log, py::arg("device"),
         "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
   m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
-        py::arg("prefetch"), py::arg("pre_evict"), py::arg("learn_accesses"),
-        "Starts the launch hook, the engine and its worker. mode: 1 um, 2 advise, 3 deepum.");
+        py::arg("prefetch"), py::arg("pre_evict"), py::arg("learn_accesses"), py::arg("record"),
+        "Starts the launch hook, the engine and its worker (mode: 1 um, 2 advise, 3 deepum); with record, "
+        "also gathers a trace (kernels, accesses, memory events, kernel times, faults, transfers).");
+  m.def("drain_recording", &drain_recording, "Hands over what was recorded, as NumPy arrays, and clears it.");
   m.def("stop", &stop, "Stops the launch hook, drains the worker and flushes the fault log.");
   m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");

@@ -1,0 +1,22 @@
+"""Runs an unchanged training script under deepum and records its trace: the engine of
+`deepum record`. The script runs in this process as __main__ after deepum.enable(record=...)."""
+from __future__ import annotations
+
+import runpy
+import sys
+
+from . import runtime
+
+
+def run_recorded(script: str, script_args: list[str], output: str, mode: str = "deepum",
+                 capacity: str | None = None, config: str | None = None) -> None:
+    """Enables deepum (recording into `output`), runs `script` with `script_args` as its argv,
+    and writes the trace when the script ends (also when it raises)."""
+    runtime.enable(mode, capacity=capacity, config=config, record=output)
+    saved_argv = sys.argv
+    sys.argv = [script, *script_args]
+    try:
+        runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+        runtime.disable()

@@ -1,0 +1,92 @@
+"""Turns what the online engine recorded on the GPU into a trace (TRACE_FORMAT.md v1).
+
+The engine hands over, as NumPy arrays: launches in order (CUPTI correlation ID, execution ID, kernel
+name, accesses from the kernel's arguments), the caching allocator's events, the launch count at
+each mark_iteration(), CUPTI kernel records (correlation ID, GPU start and end), GPU page faults and
+unified-memory migrations. This module joins kernel times to launches, attributes faults to the
+kernel running when they were taken, orders everything as the format requires, and validates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .trace import Trace, normalize_trace
+
+NS_UNKNOWN = -1
+
+
+def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | None, notes: str = "",
+                         extra_meta: dict | None = None) -> Trace:
+    """The validated trace of one recording. Kernels with no GPU record get duration 0 and
+    unknown times; kernels after the last mark_iteration() belong to no iteration."""
+    launches = raw["launch_correlation"].astype(np.int64)
+    kernels = launches.shape[0]
+    t_start, t_end = _kernel_times(launches, raw["activity_correlation"], raw["activity_start_ns"],
+                                   raw["activity_end_ns"])
+    ends = raw["iteration_end_launch"].astype(np.int64)
+    ends = ends[ends > np.append(0, ends[:-1])] if ends.size else ends  # marks with no kernels add nothing
+    first = np.append(0, ends[:-1]) if ends.size else np.zeros(0, np.int64)
+    iteration = np.full(kernels, -1, np.int32)
+    for i, (lo, hi) in enumerate(zip(first, ends)):
+        iteration[lo:hi] = i
+    fault_order = np.argsort(raw["fault_t_ns"], kind="stable")
+    fault_t = raw["fault_t_ns"][fault_order].astype(np.int64)
+    xfer_order = np.argsort(raw["xfer_t_ns"], kind="stable")
+    meta = {"format": "deepum-trace", "version": 1, "block_bytes": 2097152, "page_bytes": 4096, "source": "gpu",
+            "device": device, "capacity_bytes": capacity_bytes, "iterations": int(ends.size), "notes": notes,
+            **(extra_meta or {})}
+    trace = Trace(
+        meta=meta,
+        kernel_exec_id=raw["kernel_exec_id"],
+        kernel_name_idx=raw["kernel_name_idx"].astype(np.int32),
+        kernel_names=np.array(raw["kernel_names"], dtype=str) if raw["kernel_names"] else np.zeros(0, str),
+        kernel_iteration=iteration,
+        kernel_duration_ns=np.where(t_start >= 0, t_end - t_start, 0),
+        kernel_t_start_ns=t_start,
+        kernel_t_end_ns=t_end,
+        access_offsets=raw["access_offsets"],
+        access_block=raw["access_block"],
+        access_pages=raw["access_pages"],
+        access_write=raw["access_write"].astype(bool),
+        iteration_first_kernel=first,
+        fault_t_ns=fault_t,
+        fault_address=raw["fault_address"][fault_order],
+        fault_kernel=_kernel_at(fault_t, t_start, t_end),
+        fault_kind=raw["fault_kind"][fault_order],
+        mem_kernel=raw["mem_kernel"],
+        mem_action=raw["mem_action"],
+        mem_address=raw["mem_address"],
+        mem_bytes=raw["mem_bytes"],
+        xfer_t_ns=raw["xfer_t_ns"][xfer_order].astype(np.int64),
+        xfer_address=raw["xfer_address"][xfer_order],
+        xfer_bytes=raw["xfer_bytes"][xfer_order],
+        xfer_dir=raw["xfer_dir"][xfer_order],
+        xfer_cause=raw["xfer_cause"][xfer_order],
+    )
+    return normalize_trace(trace)
+
+
+def _kernel_times(launches: np.ndarray, correlation: np.ndarray, start: np.ndarray, end: np.ndarray):
+    """GPU start and end (ns) of each launch, matched by correlation ID; -1 where CUPTI gave none."""
+    t_start = np.full(launches.shape[0], NS_UNKNOWN, np.int64)
+    t_end = np.full(launches.shape[0], NS_UNKNOWN, np.int64)
+    if correlation.size and launches.size:
+        order = np.argsort(correlation)
+        keys = correlation[order].astype(np.int64)
+        at = np.clip(np.searchsorted(keys, launches), 0, keys.size - 1)
+        found = keys[at] == launches
+        t_start[found] = start[order][at[found]].astype(np.int64)
+        t_end[found] = np.maximum(end[order][at[found]].astype(np.int64), t_start[found])
+    return t_start, t_end
+
+
+def _kernel_at(t_ns: np.ndarray, t_start: np.ndarray, t_end: np.ndarray) -> np.ndarray:
+    """Row of the kernel whose GPU time span holds each fault time, -1 when none does."""
+    known = np.flatnonzero(t_start >= 0)
+    if known.size == 0 or t_ns.size == 0:
+        return np.full(t_ns.shape[0], -1, np.int64)
+    by_start = known[np.argsort(t_start[known], kind="stable")]
+    at = np.searchsorted(t_start[by_start], t_ns, side="right") - 1
+    rows = np.where(at >= 0, by_start[np.clip(at, 0, None)], -1)
+    inside = (rows >= 0) & (t_ns <= t_end[np.clip(rows, 0, None)])
+    return np.where(inside, rows, -1).astype(np.int64)
