@@ -1,65 +1,161 @@
-"""Trains a workload for a fixed number of steps in one deepum mode and writes one JSON record.
+"""Trains a workload for a fixed number of steps in one mode at one GPU budget and writes one JSON record.
 
 Each mode needs its own process (deepum.enable() must precede CUDA), so bench/gpu_check.py and
-bench/run_all.py call this script once per mode. Random data, random initialisation, no downloads.
+bench/run_all.py call this script once per run. Random data, random initialisation, no downloads.
 
-    python bench/train.py --mode deepum --capacity 8GiB --layers 24 --hidden 1024 --steps 20 -o out.json
+    python bench/train.py --workload gpt2 --mode deepum --capacity 8GiB --layers 24 --steps 20 -o out.json
+
+Modes: none (plain PyTorch), um, advise, deepum, deepum-no-pre-evict and deepum-no-invalidate (the
+deepum ablations), and save_on_cpu (plain PyTorch with every tensor the forward pass saves kept in
+pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)).
+
+The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
+- footprint_bytes: the peak bytes the model needs; torch.cuda.max_memory_reserved() without unified
+  memory, the most bytes of managed blocks one iteration touches (deepum.stats()) with it;
+- step_s (every step), step_s_median, step_s_spread (max - min), samples_per_s;
+- faults_per_step, bytes_per_step (fault_h2d, prefetch_h2d, other_h2d, d2h as CUPTI saw them;
+  prefetch and evict as the engine issued them), h2d_bytes_per_step, d2h_bytes_per_step;
+- prefetch_coverage: prefetch_h2d / (prefetch_h2d + fault_h2d), the share of host-to-GPU bytes that
+  arrived ahead of demand; kernel_prediction_accuracy: hits / (hits + misses) of the next-kernel
+  predictor the prefetch chain follows; h2d_amplification: host-to-GPU bytes over the least that
+  must come in (footprint - capacity), above 1 when prefetches go unused or blocks thrash. Which
+  prefetched bytes were used is not observable block by block, so no byte-level accuracy is given;
+- peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
+  parameter_sha256, device, driver_version, torch_version, cuda_version, date, stats (deepum.stats()).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import hashlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import workloads  # noqa: E402
 
 import deepum  # noqa: E402
-from deepum.runtime import MODES  # noqa: E402
+from deepum.config import DeepUMConfig  # noqa: E402
+from deepum.units import parse_size  # noqa: E402
+
+MODES = {
+    # benchmark mode: (deepum runtime mode, DeepUMConfig switches)
+    "none": ("none", {}),
+    "um": ("um", {}),
+    "advise": ("advise", {}),
+    "deepum": ("deepum", {}),
+    "deepum-no-pre-evict": ("deepum", {"pre_evict": False}),
+    "deepum-no-invalidate": ("deepum", {"invalidate": False}),
+    "save_on_cpu": ("none", {}),
+}
+
+BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2h_bytes", "prefetch_bytes",
+                 "evict_bytes")
+"""Per-iteration byte counters of deepum.stats() averaged into bytes_per_step."""
 
 
-def gpt2_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int):
-    """A GPT-2-style decoder: token and position embeddings, pre-norm blocks of causal attention
-    (explicit matmul + softmax, deterministic) and a 4x MLP, a final norm and a tied LM head."""
-    nn = torch.nn
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=list(MODES), default="deepum")
+    parser.add_argument("--capacity", default=None,
+                        help="GPU budget for the unified-memory modes: bytes or 8GiB-style (default: free memory)")
+    parser.add_argument("--config", default=None, help="DeepUMConfig JSON (e.g. from deepum tune)")
+    parser.add_argument("--no-prefetch", action="store_true", help="deepum without correlation prefetch")
+    parser.add_argument("--no-pre-evict", action="store_true", help="deepum without pre-eviction")
+    workloads.add_arguments(parser)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5, help="steps left out of the per-step figures")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-o", "--output", required=True, help="JSON record to write")
+    return parser
 
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
-            self.qkv, self.proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
-            self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
 
-        def forward(self, x):
-            b, t, c = x.shape
-            q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, c // heads).permute(2, 0, 3, 1, 4)
-            scores = (q @ k.transpose(-1, -2)) / (c // heads) ** 0.5
-            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
-            attn = scores.masked_fill(mask, float("-inf")).softmax(-1) @ v
-            x = x + self.proj(attn.transpose(1, 2).reshape(b, t, c))
-            return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked; errors exit with status 2 and one line on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    if not 0 <= args.warmup < args.steps:
+        parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    if args.capacity is not None:
+        if MODES[args.mode][0] == "none":
+            parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
+        try:
+            args.capacity = parse_size(args.capacity)
+        except ValueError as exc:
+            parser.error(f"bad --capacity: {exc}")
+    try:
+        workloads.sizes(args)
+        args.deepum_config = deepum_config(args)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return args
 
-    class GPT(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.tok, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
-            self.blocks = nn.ModuleList(Block() for _ in range(layers))
-            self.ln = nn.LayerNorm(hidden)
-            for embedding in (self.tok, self.pos):
-                nn.init.normal_(embedding.weight, std=0.02)  # GPT-2's initialisation
 
-        def forward(self, idx):
-            x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
-            for block in self.blocks:
-                x = block(x)
-            return self.ln(x) @ self.tok.weight.t()
+def deepum_config(args) -> DeepUMConfig:
+    """The DeepUMConfig of --config with the switches of the mode and of --no-prefetch/--no-pre-evict."""
+    config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
+    switches = dict(MODES[args.mode][1])
+    if args.no_prefetch:
+        switches["prefetch"] = False
+    if args.no_pre_evict:
+        switches["pre_evict"] = False
+    return dataclasses.replace(config, **switches)
 
-    return GPT()
+
+def _mean(rows: list[dict], key: str) -> float | None:
+    values = [row[key] for row in rows if key in row]
+    return sum(values) / len(values) if values else None
+
+
+def _ratio(numerator, denominator):
+    return numerator / denominator if numerator is not None and denominator else None
+
+
+def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, batch: int,
+                 capacity: int | None) -> dict:
+    """Step-time and traffic figures of a run: step times after `warmup` steps; per-iteration
+    counters (deepum.stats()["per_iteration"], one row per step) of the same steps; footprint from
+    the rows' touched_bytes (None without rows)."""
+    measured = step_s[warmup:]
+    rows = per_iteration[warmup:len(step_s)]
+    median = statistics.median(measured)
+    figures = {
+        "step_s": step_s, "step_s_median": median, "step_s_spread": max(measured) - min(measured),
+        "step_s_min": min(measured), "step_s_max": max(measured), "samples_per_s": batch / median,
+        "measured_steps": len(measured),
+    }
+    if not rows:
+        return figures
+    per_step = {key: _mean(rows, key) for key in BYTE_COUNTERS}
+    h2d = sum(per_step[key] or 0 for key in ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes"))
+    footprint = max(row["touched_bytes"] for row in rows)
+    hits = sum(row.get("kernel_prediction_hits", 0) for row in rows)
+    misses = sum(row.get("kernel_prediction_misses", 0) for row in rows)
+    figures.update({
+        "footprint_bytes": footprint,
+        "faults_per_step": _mean(rows, "gpu_page_faults"),
+        "faults_by_step": [row.get("gpu_page_faults") for row in per_iteration],
+        "bytes_per_step": per_step,
+        "h2d_bytes_per_step": h2d,
+        "d2h_bytes_per_step": per_step["d2h_bytes"],
+        "prefetch_coverage": _ratio(per_step["prefetch_h2d_bytes"],
+                                    (per_step["prefetch_h2d_bytes"] or 0) + (per_step["fault_h2d_bytes"] or 0)),
+        "kernel_prediction_accuracy": _ratio(hits, hits + misses),
+        "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if capacity is not None else None),
+    })
+    return figures
 
 
 def parameter_digest(model) -> str:
@@ -70,71 +166,98 @@ def parameter_digest(model) -> str:
     return digest.hexdigest()
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=MODES, default="deepum")
-    parser.add_argument("--capacity", default=None, help="GPU budget: bytes or 8GiB-style (default: free memory)")
-    parser.add_argument("--config", default=None, help="DeepUMConfig JSON (e.g. from deepum tune)")
-    parser.add_argument("--no-prefetch", action="store_true")
-    parser.add_argument("--no-pre-evict", action="store_true")
-    parser.add_argument("--layers", type=int, default=24)
-    parser.add_argument("--hidden", type=int, default=1024)
-    parser.add_argument("--heads", type=int, default=16)
-    parser.add_argument("--seq", type=int, default=1024)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--vocab", type=int, default=50304)
-    parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--warmup", type=int, default=5, help="steps left out of the step-time figures")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("-o", "--output", required=True)
-    args = parser.parse_args(argv)
+def driver_version() -> str | None:
+    """The NVIDIA driver version nvidia-smi reports, or None without nvidia-smi."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip().splitlines()[0] if out.strip() else None
 
-    import dataclasses
-    config = deepum.DeepUMConfig.load(args.config) if args.config else deepum.DeepUMConfig()
-    config = dataclasses.replace(config, prefetch=not args.no_prefetch, pre_evict=not args.no_pre_evict)
-    session = deepum.enable(args.mode, capacity=args.capacity, config=config)
 
-    import torch
+class OffloadCounter:
+    """torch.autograd.graph.save_on_cpu(pin_memory=True), counting the bytes of GPU tensors it
+    offloads (each crosses the link out in forward and back in backward)."""
 
-    torch.manual_seed(args.seed)
-    torch.use_deterministic_algorithms(True)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    model = gpt2_model(torch, args.layers, args.hidden, args.heads, args.vocab, args.seq).cuda()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, foreach=True)
-    generator = torch.Generator(device="cpu").manual_seed(args.seed + 1)
-    batches = [torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=generator) for _ in range(4)]
+    def __init__(self, torch):
+        self.offload = torch.autograd.graph.save_on_cpu(pin_memory=True)
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.offload.unpack_hook)
+        self.bytes = 0
 
+    def _pack(self, tensor):
+        if tensor.device.type != "cpu":
+            self.bytes += tensor.numel() * tensor.element_size()
+        return self.offload.pack_hook(tensor)
+
+
+def train(torch, args, workload, device: str) -> dict:
+    """Runs args.steps steps on `device` ("cuda", or "cpu" for tests); returns step times, losses
+    and (save_on_cpu) the bytes offloaded per step."""
+    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    model = workload.model
+    optimizer = workload.make_optimizer(torch, model)
+    offload = OffloadCounter(torch) if args.mode == "save_on_cpu" else None
     step_s, losses = [], []
     for step in range(args.steps):
-        tokens = batches[step % len(batches)].cuda(non_blocking=False)
-        torch.cuda.synchronize()
+        batch = tuple(t.to(device) for t in workload.make_batch(step))
+        synchronize()
         start = time.perf_counter()
-        logits = model(tokens[:, :-1])
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, args.vocab).float(), tokens[:, 1:].reshape(-1))
+        optimizer.zero_grad(set_to_none=False)
+        if offload is None:
+            loss = workload.loss_fn(model, batch)
+        else:
+            with offload.hooks:
+                loss = workload.loss_fn(model, batch)
         loss.backward()
         optimizer.step()
-        optimizer.zero_grad(set_to_none=False)
-        torch.cuda.synchronize()
+        synchronize()
         step_s.append(time.perf_counter() - start)
-        losses.append(float(loss))
+        losses.append(loss.item())
         deepum.mark_iteration()
         print(f"step {step} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
+    return {"step_s": step_s, "losses": losses,
+            "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None}
 
-    stats = deepum.stats()
-    measured = step_s[args.warmup:] or step_s
-    record = {
-        "workload": "gpt2", "layers": args.layers, "hidden": args.hidden, "seq": args.seq, "batch": args.batch,
-        "mode": args.mode, "capacity_bytes": stats.get("capacity_bytes"),
-        "footprint_bytes": torch.cuda.max_memory_reserved() if args.mode == "none" else stats.get("managed_bytes_peak"),
-        "step_s": step_s, "step_s_median": statistics.median(measured),
-        "step_s_spread": (max(measured) - min(measured)) if len(measured) > 1 else 0.0,
-        "samples_per_s": args.batch / statistics.median(measured),
-        "losses": losses, "parameter_sha256": parameter_digest(model),
-        "device": torch.cuda.get_device_name(), "stats": stats, "config": config.to_dict(),
-    }
-    session.__exit__(None, None, None)
-    Path(args.output).write_text(json.dumps(record, indent=1, default=str))
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    runtime_mode = MODES[args.mode][0]
+    with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config):
+        import torch
+
+        free_at_start, total = torch.cuda.mem_get_info()
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        workload = workloads.build(torch, args, device="cuda", seed=args.seed)
+        run = train(torch, args, workload, "cuda")
+        stats = deepum.stats()
+        record = {
+            "status": "ok", "workload": args.workload, "family": workloads.sizes(args)[0],
+            "workload_id": workloads.workload_id(args),
+            "sizes": workload.info, "batch": workload.batch, "mode": args.mode, "runtime_mode": runtime_mode,
+            "config": args.deepum_config.to_dict() if runtime_mode == "deepum" else None,
+            "capacity_bytes": stats.get("capacity_bytes"), "steps": args.steps, "warmup": args.warmup,
+            "seed": args.seed,
+            **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
+                           stats.get("capacity_bytes")),
+            "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
+            "parameter_sha256": parameter_digest(workload.model),
+            "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
+            "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "gpu_free_bytes_at_start": stats.get("free_bytes_at_enable") or free_at_start, "gpu_total_bytes": total,
+            "stats": stats,
+        }
+        if runtime_mode == "none":
+            record["footprint_bytes"] = record["peak_resident_bytes"] = torch.cuda.max_memory_reserved()
+        else:
+            record.setdefault("footprint_bytes", None)
+            record["peak_resident_bytes"] = stats.get("peak_resident_bytes")
+    output = Path(args.output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(record, indent=1, default=str))
     return 0
 
 

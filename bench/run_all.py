@@ -1,0 +1,267 @@
+"""Runs the GPU benchmark sweep: workloads x modes x budgets, one bench/train.py process per run, then
+writes the report (results.json, results.md and PNG plots) over every record in the output folder.
+
+For each workload: mode none and save_on_cpu without a budget (the in-memory reference and PyTorch's
+own offload), deepum without a budget (its overhead, and the footprint: the most bytes one
+iteration touches), then every unified-memory mode at each budget, a fraction of that footprint.
+The deepum ablations run only at --ablation-budgets (they change nothing when everything fits).
+
+Safety: a workload whose in-memory peak is above half of the free GPU memory gets no
+unified-memory runs (deepum's fuse would refuse them anyway); keep sizes modest.
+
+    python3 bench/run_all.py --out bench/results/gpu                       # the default sweep
+    python3 bench/run_all.py --out bench/results/gpu --workloads gpt2 --size "gpt2=--layers 12 --hidden 768"
+    python3 bench/run_all.py --out bench/results/gpu --report-only         # redraw from the records
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import physical_limit  # noqa: E402
+import workloads  # noqa: E402
+
+from deepum import bench_report  # noqa: E402
+from deepum.units import format_bytes  # noqa: E402
+
+SWEEP_SIZES = {
+    # workload: train.py flags of its default size (about 2 minutes of H200 time each, all modes)
+    "gpt2": "--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4",
+    "bert-large": "--seq 256 --batch 8",
+    "resnet152": "--batch 32 --image 224",
+    "dlrm": "--tables 8 --rows 1000000 --dim 64 --lookups 32 --batch 2048",
+}
+MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate")
+ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate")
+UNBUDGETED = ("none", "save_on_cpu")
+PROBE_MODE = "deepum"
+PREBUILD = ("from deepum import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "
+            "n.load_torch_extension(n.ALLOCATOR_TRACE); n.load_torch_extension(n.ONLINE_ENGINE)")
+"""Builds deepum's native libraries into their on-disk cache (a first build inside a run would count
+against that run's timeout)."""
+PREBUILD_TIMEOUT_S = 900
+
+
+def _list(text: str) -> list[str]:
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _fractions(text: str) -> list[float]:
+    try:
+        values = [float(item) for item in _list(text)]
+    except ValueError:
+        values = []
+    if not values or any(not 0 < v <= 1 for v in values):
+        raise argparse.ArgumentTypeError(f"budgets must be fractions in (0, 1] separated by commas, got {text!r}")
+    return sorted(set(values), reverse=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "gpu", help="folder for records and report")
+    parser.add_argument("--workloads", default=",".join(SWEEP_SIZES),
+                        help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated (default: %(default)s)")
+    parser.add_argument("--budgets", type=_fractions, default=[1.0, 0.75, 0.5],
+                        help="capacities as fractions of the footprint (default 1,0.75,0.5)")
+    parser.add_argument("--ablation-budgets", type=_fractions, default=[0.5],
+                        help="budgets at which the deepum ablations run (default 0.5)")
+    parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
+                        help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
+    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=240, help="seconds one run may take (default 240)")
+    parser.add_argument("--resume", action="store_true", help="keep successful records already in --out")
+    parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
+    parser.add_argument("--report-only", action="store_true", help="only rewrite the report from the records")
+    parser.add_argument("--calibration", default="h200", help="link bandwidths for the physical limit")
+    parser.add_argument("--dirty-fraction", type=float, default=1.0,
+                        help="share of evicted bytes that must be copied out (physical limit; default 1)")
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked: unknown workloads or modes, bad sizes and step counts exit with status 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.workloads, args.modes = _list(args.workloads), _list(args.modes)
+    for kind, given, known in (("workload", args.workloads, workloads.WORKLOADS), ("mode", args.modes, MODES)):
+        unknown = [item for item in given if item not in known]
+        if unknown or not given:
+            parser.error(f"unknown or no {kind}(s) {unknown}; choose from {', '.join(known)}")
+    if not 0 <= args.warmup < args.steps:
+        parser.error(f"need 0 <= --warmup < --steps, got --warmup {args.warmup} --steps {args.steps}")
+    if not set(args.ablation_budgets) <= set(args.budgets):
+        parser.error(f"--ablation-budgets {args.ablation_budgets} must be among --budgets {args.budgets}")
+    if not 0 <= args.dirty_fraction <= 1:
+        parser.error(f"--dirty-fraction must be in [0, 1], got {args.dirty_fraction}")
+    sizes = dict(SWEEP_SIZES)
+    for item in args.size:
+        name, sep, flags = item.partition("=")
+        if not sep or name not in workloads.WORKLOADS:
+            parser.error(f"--size wants WORKLOAD=FLAGS with a known workload, got {item!r}")
+        sizes[name] = flags
+    args.sizes = {}
+    for name in args.workloads:
+        flags = shlex.split(sizes.get(name, ""))
+        check = argparse.ArgumentParser(add_help=False)
+        workloads.add_arguments(check)
+        known, rest = check.parse_known_args(["--workload", name, *flags])
+        if rest:
+            parser.error(f"--size for {name}: not a sizing flag: {' '.join(rest)}")
+        try:
+            workloads.sizes(known)
+        except ValueError as exc:
+            parser.error(f"--size for {name}: {exc}")
+        args.sizes[name] = flags
+    return args
+
+
+def run_name(workload: str, mode: str, budget: float | None) -> str:
+    """File stem of one run, e.g. gpt2_deepum_b0.50 or gpt2_none_full."""
+    return f"{workload}_{mode}_{'full' if budget is None else f'b{budget:.2f}'}"
+
+
+def train_command(args, workload: str, mode: str, output: Path, capacity: int | str | None) -> list[str]:
+    command = [sys.executable, str(HERE / "train.py"), "--workload", workload, "--mode", mode, "-o", str(output),
+               "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
+    return command + (["--capacity", str(capacity)] if capacity is not None else [])
+
+
+def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None) -> dict:
+    """Runs bench/train.py once (or reuses its record with --resume); returns the record, with
+    status "ok", "failed" or "timeout", the budget and the command. Writes <out>/<name>.json and
+    the run's output to <out>/logs/<name>.log."""
+    name = run_name(workload, mode, budget)
+    path = args.out / f"{name}.json"
+    if args.resume and path.exists():
+        record = json.loads(path.read_text())
+        if record.get("status") == "ok":
+            print(f"[{name}] kept from an earlier sweep", flush=True)
+            return record
+    command = train_command(args, workload, mode, path, capacity)
+    print(f"[{name}] {shlex.join(command[1:])}", flush=True)
+    if args.dry_run:
+        return {"status": "planned", "run": name}
+    path.unlink(missing_ok=True)
+    log = args.out / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    with log.open("w") as sink:
+        try:
+            code = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+        except subprocess.TimeoutExpired:
+            code = None
+    wall = time.monotonic() - start
+    if code == 0 and path.exists():
+        record = json.loads(path.read_text())
+    else:
+        tail = log.read_text(errors="replace").strip().splitlines()[-15:]
+        record = {"status": "timeout" if code is None else "failed", "workload": workload, "mode": mode,
+                  "returncode": code, "error": "\n".join(tail) or f"no output (exit status {code})"}
+        print(f"[{name}] {record['status']} after {wall:.0f} s; see {log}", flush=True)
+    record.update(run=name, budget_fraction=budget, command=shlex.join(command[1:]), wall_s=wall)
+    path.write_text(json.dumps(record, indent=1, default=str))
+    return record
+
+
+def skipped(args, workload: str, mode: str, budget: float | None, reason: str) -> dict:
+    name = run_name(workload, mode, budget)
+    print(f"[{name}] skipped: {reason}", flush=True)
+    record = {"status": "skipped", "run": name, "workload": workload, "mode": mode, "budget_fraction": budget,
+              "error": reason}
+    if not args.dry_run:
+        (args.out / f"{name}.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def unsafe_reason(reference: dict | None) -> str | None:
+    """Why the unified-memory runs of a workload must not start (safety rule), or None."""
+    if not reference or reference.get("status") != "ok":
+        return None
+    peak, free = reference.get("footprint_bytes"), reference.get("gpu_free_bytes_at_start")
+    if peak and free and peak > free // 2:
+        return (f"in-memory peak {format_bytes(peak)} is above half of the free GPU memory "
+                f"({format_bytes(free // 2)}): managed memory must stay below it; use smaller sizes")
+    return None
+
+
+def sweep_workload(args, workload: str) -> None:
+    """All runs of one workload, in order: references, the footprint probe, then the budgets."""
+    records = {mode: run_one(args, workload, mode, None, None) for mode in UNBUDGETED if mode in args.modes}
+    um_modes = [mode for mode in args.modes if mode not in UNBUDGETED]
+    if not um_modes:
+        return
+    reason = unsafe_reason(records.get("none"))
+    if reason:
+        for mode in um_modes:
+            skipped(args, workload, mode, None, reason)
+        return
+    probe = run_one(args, workload, PROBE_MODE, None, None)
+    footprint = probe.get("footprint_bytes") if probe.get("status") == "ok" else None
+    for budget in args.budgets:
+        for mode in um_modes:
+            if mode in ABLATIONS and budget not in args.ablation_budgets:
+                continue
+            if args.dry_run:
+                run_one(args, workload, mode, budget, f"<{budget:g} x footprint>")
+            elif footprint is None:
+                skipped(args, workload, mode, budget, f"no footprint: the unbudgeted {PROBE_MODE} run did not succeed")
+            else:
+                run_one(args, workload, mode, budget, max(1, int(budget * footprint)))
+
+
+def prebuild() -> str | None:
+    """Builds the native libraries once, in a process of its own; returns why it failed, or None."""
+    print("building deepum's native libraries (cached after the first time)", flush=True)
+    try:
+        done = subprocess.run([sys.executable, "-c", PREBUILD], cwd=HERE.parent, capture_output=True, text=True,
+                              timeout=PREBUILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"the native build took more than {PREBUILD_TIMEOUT_S} s"
+    return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def load_records(folder: Path) -> list[dict]:
+    """Every run record (<name>.json) in the folder, by name; results.json is the report, not a run."""
+    return [json.loads(path.read_text()) for path in sorted(folder.glob("*.json")) if path.name != "results.json"]
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if not args.dry_run:
+        args.out.mkdir(parents=True, exist_ok=True)
+    command = shlex.join(["python3", "bench/run_all.py", *(sys.argv[1:] if argv is None else argv)])
+    if not args.report_only:
+        if not args.dry_run and set(args.modes) - set(UNBUDGETED):
+            failure = prebuild()
+            if failure:
+                print(f"cannot build deepum's native libraries, so no unified-memory run can start: {failure}",
+                      file=sys.stderr)
+                return 1
+        for workload in args.workloads:
+            sweep_workload(args, workload)
+    if args.dry_run:
+        return 0
+    link = physical_limit.Link.from_calibration(args.calibration)
+    records = physical_limit.annotate(load_records(args.out), link, args.dirty_fraction)
+    if not records:
+        print(f"no records in {args.out}", file=sys.stderr)
+        return 1
+    paths = bench_report.write_report(records, args.out, command)
+    print(bench_report.headline_text(bench_report.headline(records)))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

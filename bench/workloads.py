@@ -1,0 +1,444 @@
+"""Training workloads for the benchmarks, sized by flags, with random data and random initialisation.
+
+Families: a GPT-2-style decoder, a BERT-Large-style encoder with an MLM head, ResNet-152 and a
+DLRM-like recommender with large embedding tables. `build(torch, args)` returns a Workload whose
+`make_batch(step)` gives the step's inputs (CPU tensors, deterministic in the seed and step) and
+whose `loss_fn(model, batch)` runs the forward pass and returns the scalar loss. Every model uses
+only operations that have deterministic CUDA implementations (explicit matmul + softmax
+attention, mean pooling instead of AdaptiveAvgPool2d), so torch.use_deterministic_algorithms(True)
+holds and equal parameter digests across modes mean bitwise-equal training.
+
+torch is passed in, never imported here: importing this module needs no torch.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Callable
+
+WORKLOADS = {
+    # name: (family, default sizes); the flags of SIZE_FLAGS override the defaults.
+    "gpt2": ("gpt2", dict(layers=24, hidden=1024, heads=16, seq=1024, batch=8, vocab=50304)),
+    "gpt2-l": ("gpt2", dict(layers=36, hidden=1280, heads=20, seq=1024, batch=2, vocab=50304)),
+    "gpt2-xl": ("gpt2", dict(layers=48, hidden=1600, heads=25, seq=1024, batch=1, vocab=50304)),
+    "bert-large": ("bert", dict(layers=24, hidden=1024, heads=16, seq=512, batch=8, vocab=30522)),
+    "resnet152": ("resnet152", dict(batch=32, image=224, classes=1000)),
+    "dlrm": ("dlrm", dict(batch=2048, tables=8, rows=4_000_000, dim=128, lookups=32, dense_features=13,
+                          bottom_mlp="512,256", top_mlp="1024,512,256")),
+}
+"""Workload names accepted by --workload. gpt2-l and gpt2-xl are GPT-2 Large and XL, at batches whose
+footprints (about 31 and 43 GiB with Adam) stay under deepum's fuse of half the free memory of an
+H200 (gpt2-xl not of an H100); gpt2 keeps the sizes bench/gpu_check.py was written against."""
+
+SIZE_FLAGS = {
+    # flag: (type, help); which flags a family reads is in its defaults above.
+    "layers": (int, "transformer blocks"),
+    "hidden": (int, "transformer width"),
+    "heads": (int, "attention heads (must divide --hidden)"),
+    "seq": (int, "tokens per sequence"),
+    "batch": (int, "samples per step"),
+    "vocab": (int, "vocabulary size"),
+    "image": (int, "image side in pixels (ResNet)"),
+    "classes": (int, "output classes (ResNet)"),
+    "tables": (int, "embedding tables (DLRM)"),
+    "rows": (int, "rows per embedding table (DLRM)"),
+    "dim": (int, "embedding dimension (DLRM; also the bottom MLP's output)"),
+    "lookups": (int, "random rows summed per table per sample (DLRM)"),
+    "dense_features": (int, "dense input features (DLRM)"),
+    "bottom_mlp": (str, "hidden widths of the bottom MLP, comma-separated (DLRM)"),
+    "top_mlp": (str, "hidden widths of the top MLP, comma-separated (DLRM)"),
+}
+
+DISTINCT_BATCHES = 2
+"""Random batches generated per run and cycled through (generating one per step would put CPU work
+in the loop)."""
+
+MLM_FRACTION = 0.15
+"""Share of BERT positions masked and predicted."""
+
+MASK_TOKEN = 103
+"""BERT's [MASK] id, written at the masked positions."""
+
+
+@dataclasses.dataclass
+class Workload:
+    """A model ready to train. make_batch(step) -> tuple of CPU tensors; loss_fn(model, batch) ->
+    scalar loss tensor; make_optimizer(torch, model) -> a torch optimizer; info: the sizes and
+    implementation details recorded with the results."""
+
+    model: object
+    make_batch: Callable[[int], tuple]
+    loss_fn: Callable[[object, tuple], object]
+    make_optimizer: Callable[[object, object], object]
+    batch: int
+    info: dict
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Adds --workload and the sizing flags (default: the workload's own sizes)."""
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="gpt2",
+                        help="model to train (default gpt2)")
+    for name, (kind, text) in SIZE_FLAGS.items():
+        parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=text)
+
+
+def sizes(args) -> tuple[str, dict]:
+    """(family, sizes): the workload's defaults overridden by the flags that were given."""
+    if args.workload not in WORKLOADS:
+        raise ValueError(f"unknown workload {args.workload!r}; choose one of {', '.join(sorted(WORKLOADS))}")
+    family, defaults = WORKLOADS[args.workload]
+    given = {name: getattr(args, name) for name in SIZE_FLAGS if getattr(args, name, None) is not None}
+    foreign = sorted(set(given) - set(defaults))
+    if foreign:
+        raise ValueError(f"{', '.join(_flag(name) for name in foreign)} not used by workload {args.workload}; "
+                         f"its sizes are {', '.join(_flag(name) for name in sorted(defaults))}")
+    values = {**defaults, **given}
+    for name, value in values.items():
+        if isinstance(value, int) and value < 1:
+            raise ValueError(f"{_flag(name)} must be a positive integer, got {value}")
+    if family in ("gpt2", "bert") and values["hidden"] % values["heads"]:
+        raise ValueError(f"--heads {values['heads']} must divide --hidden {values['hidden']}")
+    if family == "dlrm":
+        for name in ("bottom_mlp", "top_mlp"):
+            values[name] = _widths(values[name], name)
+    return family, values
+
+
+def workload_id(args) -> str:
+    """A canonical name for the workload at its sizes, e.g. "gpt2 batch=4 heads=16 ..."; records with
+    the same id trained the same model on the same data."""
+    family, values = sizes(args)
+    text = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(values.items()))
+    return f"{family} {text}"
+
+
+def build(torch, args, device="cpu", seed: int = 0) -> Workload:
+    """The workload named by args.workload at the sizes of `sizes(args)`, its parameters initialised
+    on `device` from `seed` (data from seed + 1)."""
+    family, values = sizes(args)
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return _BUILDERS[family](torch, values, seed + 1)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _widths(text, name: str) -> list[int]:
+    if isinstance(text, list):
+        return text
+    try:
+        widths = [int(part) for part in str(text).split(",") if part.strip()]
+    except ValueError:
+        widths = []
+    if not widths or min(widths) < 1:
+        raise ValueError(f"{_flag(name)} must be positive widths separated by commas, e.g. 512,256; "
+                         f"got {text!r}")
+    return widths
+
+
+def _batches(torch, seed: int, make: Callable) -> Callable[[int], tuple]:
+    """make_batch(step): DISTINCT_BATCHES batches made by make(generator), cycled."""
+    cache: dict[int, tuple] = {}
+
+    def make_batch(step: int) -> tuple:
+        index = step % DISTINCT_BATCHES
+        if index not in cache:
+            generator = torch.Generator(device="cpu").manual_seed(seed * 1000 + index)
+            with torch.device("cpu"):
+                cache[index] = make(generator)
+        return cache[index]
+
+    return make_batch
+
+
+def _adam(torch, model):
+    return torch.optim.Adam(model.parameters(), lr=1e-4, foreach=True)
+
+
+def _attention(torch, q, k, v, causal: bool):
+    """softmax(q k^T / sqrt(d)) v over (batch, heads, tokens, d), explicit and deterministic."""
+    scores = (q @ k.transpose(-1, -2)) / q.shape[-1] ** 0.5
+    if causal:
+        t = q.shape[-2]
+        mask = torch.ones(t, t, dtype=torch.bool, device=q.device).triu(1)
+        scores = scores.masked_fill(mask, float("-inf"))
+    return scores.softmax(-1) @ v
+
+
+def _split_heads(x, heads: int):
+    """(b, t, 3c) -> q, k, v of shape (b, heads, t, c / heads)."""
+    b, t, c3 = x.shape
+    return x.view(b, t, 3, heads, c3 // 3 // heads).permute(2, 0, 3, 1, 4)
+
+
+def gpt2_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int):
+    """A GPT-2-style decoder: token and position embeddings, pre-norm blocks of causal attention and
+    a 4x MLP, a final norm and a tied LM head. forward(idx) -> logits (batch, tokens, vocab)."""
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+            self.qkv, self.proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+            self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = _split_heads(self.qkv(self.ln1(x)), heads)
+            attn = _attention(torch, q, k, v, causal=True)
+            x = x + self.proj(attn.transpose(1, 2).reshape(b, t, c))
+            return x + self.fc2(nn.functional.gelu(self.fc1(self.ln2(x))))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(layers))
+            self.ln = nn.LayerNorm(hidden)
+            for embedding in (self.tok, self.pos):
+                nn.init.normal_(embedding.weight, std=0.02)  # GPT-2's initialisation
+
+        def forward(self, idx):
+            x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+            for block in self.blocks:
+                x = block(x)
+            return self.ln(x) @ self.tok.weight.t()
+
+    return GPT()
+
+
+def _build_gpt2(torch, s: dict, seed: int) -> Workload:
+    model = gpt2_model(torch, s["layers"], s["hidden"], s["heads"], s["vocab"], s["seq"])
+    vocab = s["vocab"]
+
+    def make(generator):
+        return (torch.randint(0, vocab, (s["batch"], s["seq"] + 1), generator=generator),)
+
+    def loss_fn(model, batch):
+        (tokens,) = batch
+        logits = model(tokens[:, :-1])
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).float(), tokens[:, 1:].reshape(-1))
+
+    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, s["batch"], dict(s))
+
+
+def bert_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int):
+    """A BERT-style encoder: token, position and segment embeddings, post-norm blocks of
+    bidirectional attention and a 4x MLP, and the MLM head (dense, GELU, norm, decoder tied to the
+    token embedding). forward(tokens, segments, positions) -> logits (batch, masked, vocab) at the
+    masked `positions` only."""
+    nn = torch.nn
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+            self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+            self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = _split_heads(self.qkv(x), heads)
+            attn = _attention(torch, q, k, v, causal=False)
+            x = self.ln1(x + self.proj(attn.transpose(1, 2).reshape(b, t, c)))
+            return self.ln2(x + self.fc2(nn.functional.gelu(self.fc1(x))))
+
+    class BERT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+            self.seg = nn.Embedding(2, hidden)
+            self.ln = nn.LayerNorm(hidden)
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+            self.head = nn.Sequential(nn.Linear(hidden, hidden), nn.GELU(), nn.LayerNorm(hidden))
+            self.decoder_bias = nn.Parameter(torch.zeros(vocab))
+            for embedding in (self.tok, self.pos, self.seg):
+                nn.init.normal_(embedding.weight, std=0.02)  # BERT's initialisation
+
+        def forward(self, tokens, segments, positions):
+            t = tokens.shape[1]
+            x = self.ln(self.tok(tokens) + self.pos(torch.arange(t, device=tokens.device)) + self.seg(segments))
+            for layer in self.layers:
+                x = layer(x)
+            picked = torch.gather(x, 1, positions.unsqueeze(-1).expand(-1, -1, x.shape[-1]))
+            return self.head(picked) @ self.tok.weight.t() + self.decoder_bias
+
+    return BERT()
+
+
+def _build_bert(torch, s: dict, seed: int) -> Workload:
+    model = bert_model(torch, s["layers"], s["hidden"], s["heads"], s["vocab"], s["seq"])
+    batch, seq, vocab = s["batch"], s["seq"], s["vocab"]
+    masked = max(1, round(MLM_FRACTION * seq))
+
+    def make(generator):
+        tokens = torch.randint(0, vocab, (batch, seq), generator=generator)
+        segments = (torch.arange(seq) >= seq // 2).long().expand(batch, seq).contiguous()
+        positions = torch.rand(batch, seq, generator=generator).argsort(-1)[:, :masked].sort(-1).values
+        labels = torch.gather(tokens, 1, positions)
+        tokens = tokens.scatter(1, positions, MASK_TOKEN % vocab)
+        return tokens, segments, positions, labels
+
+    def loss_fn(model, batch):
+        tokens, segments, positions, labels = batch
+        logits = model(tokens, segments, positions)
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).float(), labels.reshape(-1))
+
+    info = dict(s, masked_per_sequence=masked)
+    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, batch, info)
+
+
+RESNET152_BLOCKS = (3, 8, 36, 3)
+"""Bottleneck blocks per stage of ResNet-152."""
+
+
+def resnet152_model(torch, classes: int):
+    """ResNet-152 (bottleneck blocks 3-8-36-3, expansion 4), from torchvision when it is importable,
+    else a built-in definition with the same layout (module names, shapes and initialisation). The
+    global average pool is a mean over height and width (AdaptiveAvgPool2d has no deterministic CUDA
+    backward). Returns (model, "torchvision" or "built-in")."""
+    nn = torch.nn
+
+    class MeanPool(nn.Module):
+        def forward(self, x):
+            return x.mean((-2, -1), keepdim=True)
+
+    try:
+        import torchvision
+    except ImportError:
+        torchvision = None
+    if torchvision is not None:
+        model = torchvision.models.resnet152(weights=None, num_classes=classes)
+        model.avgpool = MeanPool()
+        return model, "torchvision"
+
+    class Bottleneck(nn.Module):
+        expansion = 4
+
+        def __init__(self, inplanes: int, planes: int, stride: int):
+            super().__init__()
+            out = planes * self.expansion
+            self.conv1, self.bn1 = nn.Conv2d(inplanes, planes, 1, bias=False), nn.BatchNorm2d(planes)
+            self.conv2 = nn.Conv2d(planes, planes, 3, stride=stride, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(planes)
+            self.conv3, self.bn3 = nn.Conv2d(planes, out, 1, bias=False), nn.BatchNorm2d(out)
+            self.relu = nn.ReLU(inplace=True)
+            self.downsample = None
+            if stride != 1 or inplanes != out:
+                self.downsample = nn.Sequential(nn.Conv2d(inplanes, out, 1, stride=stride, bias=False),
+                                                nn.BatchNorm2d(out))
+
+        def forward(self, x):
+            y = self.relu(self.bn1(self.conv1(x)))
+            y = self.relu(self.bn2(self.conv2(y)))
+            y = self.bn3(self.conv3(y))
+            return self.relu(y + (x if self.downsample is None else self.downsample(x)))
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False)
+            self.bn1, self.relu = nn.BatchNorm2d(64), nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(3, stride=2, padding=1)
+            inplanes = 64
+            for index, (planes, blocks) in enumerate(zip((64, 128, 256, 512), RESNET152_BLOCKS)):
+                stride = 1 if index == 0 else 2
+                stage = []
+                for block in range(blocks):
+                    stage.append(Bottleneck(inplanes, planes, stride if block == 0 else 1))
+                    inplanes = planes * Bottleneck.expansion
+                setattr(self, f"layer{index + 1}", nn.Sequential(*stage))
+            self.avgpool = MeanPool()
+            self.fc = nn.Linear(inplanes, classes)
+            for m in self.modules():  # torchvision's initialisation
+                if isinstance(m, nn.Conv2d):
+                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
+                elif isinstance(m, nn.BatchNorm2d):
+                    nn.init.constant_(m.weight, 1)
+                    nn.init.constant_(m.bias, 0)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
+    return ResNet(), "built-in"
+
+
+def _build_resnet152(torch, s: dict, seed: int) -> Workload:
+    model, implementation = resnet152_model(torch, s["classes"])
+
+    def make(generator):
+        images = torch.randn(s["batch"], 3, s["image"], s["image"], generator=generator)
+        return images, torch.randint(0, s["classes"], (s["batch"],), generator=generator)
+
+    def loss_fn(model, batch):
+        images, labels = batch
+        return torch.nn.functional.cross_entropy(model(images), labels)
+
+    def sgd(torch, model):
+        return torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, foreach=True)
+
+    return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"],
+                    dict(s, implementation=implementation))
+
+
+def dlrm_model(torch, tables: int, rows: int, dim: int, dense_features: int, bottom: list[int], top: list[int]):
+    """A DLRM-like recommender: a bottom MLP over the dense features, one EmbeddingBag (sum of the
+    looked-up rows, sparse gradients) per categorical feature, pairwise dot-product interactions of
+    the dense and embedded vectors, and a top MLP to one logit. forward(dense (batch, features),
+    indices (tables, batch, lookups)) -> logits (batch,)."""
+    nn = torch.nn
+
+    def mlp(widths: list[int], last_relu: bool):
+        layers = []
+        for i, (a, b) in enumerate(zip(widths, widths[1:])):
+            layers.append(nn.Linear(a, b))
+            if last_relu or i < len(widths) - 2:
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    features = tables + 1
+    pairs = torch.triu_indices(features, features, offset=1)
+
+    class DLRM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bottom = mlp([dense_features, *bottom, dim], last_relu=True)
+            self.embeddings = nn.ModuleList(nn.EmbeddingBag(rows, dim, mode="sum", sparse=True) for _ in range(tables))
+            for table in self.embeddings:  # DLRM's initialisation
+                nn.init.uniform_(table.weight, -rows ** -0.5, rows ** -0.5)
+            self.top = mlp([dim + features * (features - 1) // 2, *top, 1], last_relu=False)
+            self.register_buffer("pairs", pairs[0] * features + pairs[1], persistent=False)
+
+        def forward(self, dense, indices):
+            vectors = [self.bottom(dense)] + [table(idx) for table, idx in zip(self.embeddings, indices)]
+            x = torch.stack(vectors, 1)                                   # (batch, features, dim)
+            dots = (x @ x.transpose(1, 2)).flatten(1).index_select(1, self.pairs)
+            return self.top(torch.cat([vectors[0], dots], 1)).squeeze(1)
+
+    return DLRM()
+
+
+def _build_dlrm(torch, s: dict, seed: int) -> Workload:
+    model = dlrm_model(torch, s["tables"], s["rows"], s["dim"], s["dense_features"], s["bottom_mlp"], s["top_mlp"])
+
+    def make(generator):
+        dense = torch.randn(s["batch"], s["dense_features"], generator=generator)
+        indices = torch.randint(0, s["rows"], (s["tables"], s["batch"], s["lookups"]), generator=generator)
+        return dense, indices, torch.randint(0, 2, (s["batch"],), generator=generator).float()
+
+    def loss_fn(model, batch):
+        dense, indices, labels = batch
+        return torch.nn.functional.binary_cross_entropy_with_logits(model(dense, indices), labels)
+
+    def sgd(torch, model):  # sparse gradients: only the looked-up rows are updated
+        return torch.optim.SGD(model.parameters(), lr=0.01, foreach=False)
+
+    return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"], dict(s))
+
+
+_BUILDERS = {"gpt2": _build_gpt2, "bert": _build_bert, "resnet152": _build_resnet152, "dlrm": _build_dlrm}

@@ -1,0 +1,417 @@
+"""The GPU benchmark's pure logic on the CPU: the physical limit, aggregation and the report from
+synthetic records, the sweep's orchestration with a stand-in for bench/train.py, argument errors,
+and (with torch) every workload training a step at tiny sizes."""
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
+from deepum import bench_cli, bench_report
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+_saved_path = list(sys.path)
+sys.path.insert(0, str(BENCH))
+import physical_limit  # noqa: E402
+import run_all  # noqa: E402
+import train as bench_train  # noqa: E402
+import workloads  # noqa: E402
+
+sys.path[:] = _saved_path
+
+GIB = 1 << 30
+PNG = b"\x89PNG\r\n\x1a\n"
+LINK = physical_limit.Link(h2d_bytes_per_s=50e9, d2h_bytes_per_s=14e9)
+TINY = {
+    "gpt2": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
+    "bert-large": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
+    "resnet152": ["--image", "32", "--batch", "2", "--classes", "10"],
+    "dlrm": ["--tables", "3", "--rows", "100", "--dim", "8", "--lookups", "4", "--batch", "16",
+             "--bottom-mlp", "16", "--top-mlp", "16,8"],
+}
+
+
+# --- physical limit -------------------------------------------------------------------------------
+
+def test_required_bytes():
+    assert physical_limit.required_bytes(10 * GIB, 4 * GIB) == (6 * GIB, 6 * GIB)
+    assert physical_limit.required_bytes(10 * GIB, 4 * GIB, dirty_fraction=0.5) == (6 * GIB, 3 * GIB)
+    assert physical_limit.required_bytes(4 * GIB, 10 * GIB) == (0, 0)
+
+
+def test_step_bound_takes_the_slowest_of_compute_and_both_directions():
+    # 7e9 bytes over the budget: 0.14 s in at 50 GB/s, 0.5 s out at 14 GB/s.
+    assert physical_limit.step_bound(0.1, 17_000_000_000, 10_000_000_000, LINK) == pytest.approx(0.5)
+    assert physical_limit.step_bound(0.1, 17_000_000_000, 10_000_000_000, LINK, dirty_fraction=0.0) == \
+        pytest.approx(0.14)
+    assert physical_limit.step_bound(0.9, 17_000_000_000, 10_000_000_000, LINK) == pytest.approx(0.9)
+    assert physical_limit.step_bound(0.1, GIB, 2 * GIB, LINK) == 0.1
+
+
+@pytest.mark.parametrize("call", [
+    lambda: physical_limit.required_bytes(-1, 0),
+    lambda: physical_limit.required_bytes(1, 0, dirty_fraction=1.5),
+    lambda: physical_limit.step_bound(-0.1, 1, 0, LINK),
+    lambda: physical_limit.Link(0, 1e9),
+])
+def test_physical_limit_rejects_bad_input(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_link_from_the_bundled_calibration():
+    assert physical_limit.Link.from_calibration("h200") == physical_limit.Link(50e9, 14e9)
+
+
+def test_physical_limit_cli(capsys):
+    assert physical_limit.main(["--working-set", "17e9", "--capacity", "10e9", "--compute-ms", "100"]) == 0
+    assert "bound 500.0 ms" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        physical_limit.main(["--working-set", "lots", "--capacity", "1GiB", "--compute-ms", "1"])
+    assert exc.value.code == 2
+
+
+# --- synthetic records ----------------------------------------------------------------------------
+
+STEP_S = {  # workload -> mode -> budget -> step time (s); the in-memory step takes 0.1 s.
+    "gpt2": {"none": {None: 0.1}, "save_on_cpu": {None: 0.2}, "deepum": {None: 0.11, 1.0: 0.12, 0.5: 0.4},
+             "um": {1.0: 0.15, 0.5: 1.6}, "advise": {1.0: 0.14, 0.5: 1.2},
+             "deepum-no-pre-evict": {0.5: 0.6}, "deepum-no-invalidate": {0.5: 0.5}},
+    "dlrm": {"none": {None: 0.1}, "deepum": {None: 0.1, 0.5: 0.9}, "um": {0.5: 0.9}},
+}
+WORKING_SET = 10 * GIB
+
+
+def record(workload, mode, budget, step_s, **extra):
+    um = mode not in ("none", "save_on_cpu")
+    capacity = int(budget * WORKING_SET) if budget is not None else (80 * GIB if um else None)
+    peak = {"none": 11 * GIB, "save_on_cpu": 6 * GIB}.get(mode, min(capacity or 0, WORKING_SET))
+    out = {"status": "ok", "run": run_all.run_name(workload, mode, budget), "workload": workload,
+           "workload_id": f"{workload} batch=2", "mode": mode, "budget_fraction": budget, "batch": 2,
+           "capacity_bytes": capacity, "footprint_bytes": WORKING_SET if um else peak, "peak_resident_bytes": peak,
+           "step_s_median": step_s, "step_s_spread": step_s / 10, "samples_per_s": 2 / step_s,
+           "faults_per_step": (1000.0 if mode == "um" else 10.0) if um and budget is not None else (0.0 if um else None),
+           "h2d_bytes_per_step": GIB if um else None, "d2h_bytes_per_step": GIB if um else None,
+           "prefetch_coverage": 0.9 if mode.startswith("deepum") else (0.0 if um else None),
+           "offloaded_bytes_per_step": 2 * GIB if mode == "save_on_cpu" else None,
+           "parameter_sha256": "same", "device": "NVIDIA H200", "driver_version": "580.159.04",
+           "cuda_version": "13.0", "torch_version": "2.11.0+cu130", "date": "2026-11-23T10:00:00+00:00"}
+    out.update(extra)
+    return out
+
+
+@pytest.fixture
+def records():
+    out = [record(w, m, b, s) for w, modes in STEP_S.items() for m, budgets in modes.items() for b, s in budgets.items()]
+    out.append({"status": "timeout", "run": "dlrm_advise_b0.50", "workload": "dlrm", "mode": "advise",
+                "budget_fraction": 0.5, "error": "step 0 ...\nstill faulting"})
+    return physical_limit.annotate(out, LINK)
+
+
+def find(records, workload, mode, budget):
+    return next(r for r in records if r["workload"] == workload and r["mode"] == mode and r["budget_fraction"] == budget)
+
+
+def test_annotate_adds_the_limit_and_the_ratios(records):
+    at_half = find(records, "gpt2", "deepum", 0.5)
+    # 5 GiB over the budget: out at 14 GB/s bounds the step.
+    assert at_half["physical_limit_s"] == pytest.approx(5 * GIB / 14e9)
+    assert at_half["ratio_to_physical_limit"] == pytest.approx(0.4 / (5 * GIB / 14e9))
+    assert at_half["ratio_to_in_memory"] == pytest.approx(4.0)
+    assert at_half["working_set_bytes"] == WORKING_SET and at_half["in_memory_step_s"] == 0.1
+    assert find(records, "gpt2", "deepum", 1.0)["physical_limit_s"] == 0.1          # fits: compute-bound
+    assert find(records, "gpt2", "none", None)["ratio_to_physical_limit"] == pytest.approx(1.0)
+    offload = find(records, "gpt2", "save_on_cpu", None)                             # its own peak is the capacity
+    assert offload["physical_limit_s"] == pytest.approx(4 * GIB / 14e9)
+    assert "physical_limit_s" not in find(records, "dlrm", "advise", 0.5)            # failed runs pass through
+
+
+def test_geomean():
+    assert bench_report.geomean([2, 8]) == pytest.approx(4)
+    assert bench_report.geomean([None, 3]) == pytest.approx(3)
+    assert bench_report.geomean([]) is None and bench_report.geomean([0, None]) is None
+
+
+def test_headline_ratios(records):
+    h = bench_report.headline(records)
+    # Oversubscribed pairs: gpt2 at 0.5 (1.6 / 0.4 = 4) and dlrm at 0.5 (0.9 / 0.9 = 1).
+    assert h["deepum_speedup_over_um"]["geomean"] == pytest.approx(2.0)
+    assert h["deepum_speedup_over_um"]["n"] == 2
+    assert h["deepum_vs_in_memory"]["geomean"] == pytest.approx(math.sqrt(4.0 * 9.0))
+    assert h["ablation_no_pre_evict"]["geomean"] == pytest.approx(1.5)
+    assert h["ablation_no_invalidate"]["geomean"] == pytest.approx(1.25)
+    assert h["deepum_overhead_unbudgeted"]["geomean"] == pytest.approx(math.sqrt(1.1 * 1.0))
+    assert h["save_on_cpu_vs_in_memory"]["geomean"] == pytest.approx(2.0)
+    assert h["deepum_faults_vs_um"]["geomean"] == pytest.approx(0.01)
+    assert h["deepum_vs_physical_limit"]["n"] == 2
+    assert h["per_budget"]["1.00"]["deepum_speedup_over_um"] == pytest.approx(0.15 / 0.12)
+    assert set(h["per_budget"]) == {"1.00", "0.50"}
+
+
+def test_markdown_table(records):
+    text = bench_report.markdown(records, "python3 bench/run_all.py --out x")
+    assert "GPU NVIDIA H200; driver 580.159.04; CUDA 13.0; PyTorch 2.11.0+cu130" in text
+    assert "`python3 bench/run_all.py --out x`" in text
+    assert "`deepum_speedup_over_um`: 2.00x (geomean of 2;" in text
+    assert "(50 GB/s in, 14 GB/s out" in text and "| gpt2 | unbudgeted | deepum |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| gpt2 | 0.50 | deepum |"))
+    assert "400.0 (40.0)" in row and "| 4.00x |" in row and "| 90% |" in row and row.endswith("| yes |")
+    offload = next(line for line in text.splitlines() if "| save_on_cpu |" in line)
+    assert offload.startswith("| gpt2 | own peak (0.60) |") and "| 2.00 GiB | 2.00 GiB |" in offload
+    assert "| dlrm_advise_b0.50 | timeout | still faulting |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| gpt2 |")]
+    assert [r.split("|")[3].strip() for r in rows][:3] == ["none", "save_on_cpu", "deepum"]  # unbudgeted first
+
+
+def test_write_report(records, tmp_path):
+    paths = bench_report.write_report(records, tmp_path, "cmd")
+    assert {p.name for p in paths} == {"results.json", "results.md", *bench_report.PLOTS}
+    for name in bench_report.PLOTS:
+        assert (tmp_path / name).read_bytes().startswith(PNG)
+    summary = json.loads((tmp_path / "results.json").read_text())
+    assert summary["command"] == "cmd" and len(summary["records"]) == len(records)
+    assert summary["headline"]["deepum_speedup_over_um"]["geomean"] == pytest.approx(2.0)
+
+
+def test_report_without_successful_runs(tmp_path):
+    failed = [{"status": "failed", "run": "gpt2_um_b0.50", "workload": "gpt2", "mode": "um", "budget_fraction": 0.5,
+               "error": "OutOfMemoryError"}]
+    paths = bench_report.write_report(failed, tmp_path, "cmd")
+    assert [p.name for p in paths] == ["results.json", "results.md"]
+    assert "no successful runs" in (tmp_path / "results.md").read_text()
+
+
+# --- bench/train.py ---------------------------------------------------------------------------------
+
+def test_step_figures_from_per_iteration_rows():
+    rows = [{"touched_bytes": t, "gpu_page_faults": f, "fault_h2d_bytes": 100, "prefetch_h2d_bytes": 300,
+             "other_h2d_bytes": 0, "d2h_bytes": 200, "prefetch_bytes": 300, "evict_bytes": 200,
+             "kernel_prediction_hits": 9, "kernel_prediction_misses": 1} for t, f in ((900, 50), (1000, 4), (1000, 6))]
+    figures = bench_train.step_figures([3.0, 1.0, 2.0], rows, warmup=1, batch=4, capacity=800)
+    assert figures["step_s_median"] == 1.5 and figures["step_s_spread"] == 1.0
+    assert figures["samples_per_s"] == pytest.approx(4 / 1.5) and figures["measured_steps"] == 2
+    assert figures["footprint_bytes"] == 1000 and figures["faults_per_step"] == 5
+    assert figures["faults_by_step"] == [50, 4, 6]
+    assert figures["h2d_bytes_per_step"] == 400 and figures["d2h_bytes_per_step"] == 200
+    assert figures["prefetch_coverage"] == 0.75 and figures["kernel_prediction_accuracy"] == 0.9
+    assert figures["h2d_amplification"] == 2.0                      # 400 bytes in where 200 had to come
+    plain = bench_train.step_figures([3.0, 1.0], [], warmup=1, batch=4, capacity=None)
+    assert "footprint_bytes" not in plain and plain["step_s_spread"] == 0.0
+
+
+def parse_train(*argv):
+    return bench_train.parse_args(["-o", "out.json", *argv])
+
+
+def test_train_keeps_the_gpu_check_call_form():
+    args = parse_train("--mode", "um", "--capacity", "8GiB", "--layers", "2", "--hidden", "32", "--heads", "4",
+                       "--seq", "8", "--batch", "2", "--steps", "3", "--warmup", "1")
+    assert args.workload == "gpt2" and args.capacity == 8 * GIB
+    assert workloads.workload_id(args) == "gpt2 batch=2 heads=4 hidden=32 layers=2 seq=8 vocab=50304"
+
+
+@pytest.mark.parametrize("mode, switches", [
+    ("deepum", dict(prefetch=True, pre_evict=True, invalidate=True)),
+    ("deepum-no-pre-evict", dict(prefetch=True, pre_evict=False, invalidate=True)),
+    ("deepum-no-invalidate", dict(prefetch=True, pre_evict=True, invalidate=False)),
+])
+def test_train_modes_map_to_config_switches(mode, switches):
+    config = parse_train("--mode", mode).deepum_config
+    assert {name: getattr(config, name) for name in switches} == switches
+    assert bench_train.MODES[mode][0] == "deepum"
+    assert parse_train("--mode", mode, "--no-prefetch").deepum_config.prefetch is False
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--mode", "none", "--capacity", "1GiB"], "runs without a budget"),
+    (["--mode", "save_on_cpu", "--capacity", "1GiB"], "runs without a budget"),
+    (["--mode", "um", "--capacity", "lots"], "bad --capacity"),
+    (["--steps", "3", "--warmup", "3"], "at least one step is measured"),
+    (["--steps", "0"], "--steps must be at least 1"),
+    (["--mode", "magic"], "invalid choice"),
+    (["--workload", "resnet152", "--layers", "4"], "--layers not used by workload resnet152"),
+    (["--hidden", "100", "--heads", "16"], "--heads 16 must divide --hidden 100"),
+    (["--workload", "dlrm", "--top-mlp", "a,b"], "--top-mlp must be positive widths"),
+    (["--layers", "0"], "--layers must be a positive integer"),
+])
+def test_train_argument_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_train(*argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+# --- workloads on the CPU (torch) ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_workload_trains_one_step_on_cpu(name):
+    torch = pytest.importorskip("torch")
+    args = parse_train("--workload", name, *TINY[name], "--steps", "2", "--warmup", "1")
+    torch.use_deterministic_algorithms(True)
+    try:
+        workload = workloads.build(torch, args, seed=0)
+        run = bench_train.train(torch, args, workload, "cpu")
+        digest = bench_train.parameter_digest(workload.model)
+        again = workloads.build(torch, args, seed=0)
+        bench_train.train(torch, args, again, "cpu")
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert len(run["step_s"]) == 2 and all(math.isfinite(loss) for loss in run["losses"])
+    assert run["offloaded_bytes_per_step"] is None
+    assert bench_train.parameter_digest(again.model) == digest      # same seed, same training: bitwise equal
+    batch = workload.make_batch(0)
+    assert all(t.device.type == "cpu" for t in batch) and workload.make_batch(2) is batch
+
+
+def test_save_on_cpu_counts_offloaded_bytes():
+    torch = pytest.importorskip("torch")
+    args = parse_train("--mode", "save_on_cpu", *TINY["gpt2"], "--steps", "1", "--warmup", "0")
+    run = bench_train.train(torch, args, workloads.build(torch, args), "cpu")
+    assert run["offloaded_bytes_per_step"] == 0                    # CPU tensors stay put: nothing crosses a link
+
+
+def test_resnet152_layout():
+    torch = pytest.importorskip("torch")
+    with torch.device("meta"):
+        model, implementation = workloads.resnet152_model(torch, 1000)
+    assert sum(p.numel() for p in model.parameters()) == 60_192_808  # torchvision's ResNet-152
+    assert implementation in ("torchvision", "built-in")
+    assert [len(getattr(model, f"layer{i}")) for i in range(1, 5)] == list(workloads.RESNET152_BLOCKS)
+
+
+def test_presets():
+    for name, sizes in (("gpt2-l", (36, 1280, 20)), ("gpt2-xl", (48, 1600, 25)), ("bert-large", (24, 1024, 16))):
+        args = parse_train("--workload", name)
+        _, values = workloads.sizes(args)
+        assert (values["layers"], values["hidden"], values["heads"]) == sizes
+    _, dlrm = workloads.sizes(parse_train("--workload", "dlrm", "--bottom-mlp", "64,32"))
+    assert dlrm["bottom_mlp"] == [64, 32] and dlrm["top_mlp"] == [1024, 512, 256]
+
+
+# --- bench/run_all.py -------------------------------------------------------------------------------
+
+STUB = """
+import argparse, json, os, sys
+p = argparse.ArgumentParser()
+for flag in ("--workload", "--mode", "-o", "--steps", "--warmup"):
+    p.add_argument(flag)
+p.add_argument("--capacity", type=int)
+a, rest = p.parse_known_args()
+if a.mode == "advise":
+    sys.exit("advise broke")
+GIB = 1 << 30
+um = a.mode not in ("none", "save_on_cpu")
+step = {"none": 0.1, "save_on_cpu": 0.2, "um": 0.8, "deepum": 0.3}.get(a.mode, 0.4)
+record = {"status": "ok", "workload": a.workload, "workload_id": a.workload + " " + " ".join(rest), "mode": a.mode,
+          "capacity_bytes": a.capacity if um else None, "footprint_bytes": 4 * GIB,
+          "peak_resident_bytes": 4 * GIB, "gpu_free_bytes_at_start": int(os.environ["STUB_FREE"]),
+          "step_s_median": step if a.capacity else 0.1, "faults_per_step": 5.0, "parameter_sha256": "x",
+          "device": "stub", "date": "2026-11-23T00:00:00+00:00", "argv": sys.argv[1:]}
+json.dump(record, open(a.o, "w"))
+"""
+
+
+@pytest.fixture
+def stub_train(tmp_path, monkeypatch):
+    stub = tmp_path / "stub_train.py"
+    stub.write_text(STUB)
+    real = run_all.train_command
+    monkeypatch.setattr(run_all, "train_command", lambda *a: [sys.executable, str(stub), *real(*a)[2:]])
+    monkeypatch.setenv("STUB_FREE", str(100 * GIB))
+    monkeypatch.setattr(run_all, "prebuild", lambda: None)
+    return stub
+
+
+def test_sweep_runs_references_probe_and_budgets(stub_train, tmp_path, capsys):
+    out = tmp_path / "results"
+    assert run_all.main(["--out", str(out), "--workloads", "gpt2", "--budgets", "1,0.5", "--steps", "3",
+                         "--warmup", "1", "--size", "gpt2=--layers 2 --hidden 32 --heads 4"]) == 0
+    names = sorted(p.stem for p in out.glob("gpt2_*.json"))
+    assert names == sorted(["gpt2_none_full", "gpt2_save_on_cpu_full", "gpt2_deepum_full",
+                            *(f"gpt2_{m}_b{b}" for m in ("um", "advise", "deepum") for b in ("1.00", "0.50")),
+                            "gpt2_deepum-no-pre-evict_b0.50", "gpt2_deepum-no-invalidate_b0.50"])
+    um = json.loads((out / "gpt2_um_b0.50.json").read_text())
+    assert um["capacity_bytes"] == 2 * GIB and um["budget_fraction"] == 0.5 and um["status"] == "ok"
+    assert um["argv"][um["argv"].index("--layers") + 1] == "2" and "--steps 3" in um["command"]
+    advise = json.loads((out / "gpt2_advise_b1.00.json").read_text())
+    assert advise["status"] == "failed" and "advise broke" in advise["error"]
+    assert (out / "logs" / "gpt2_advise_b1.00.log").exists()
+    for name in ("results.json", "results.md", *bench_report.PLOTS):
+        assert (out / name).exists()
+    assert "`deepum_speedup_over_um`: 2.67x" in capsys.readouterr().out   # 0.8 / 0.3
+
+
+def test_sweep_resume_keeps_successful_runs(stub_train, tmp_path, capsys):
+    argv = ["--out", str(tmp_path), "--workloads", "dlrm", "--modes", "none,um", "--budgets", "0.5"]
+    assert run_all.main(argv) == 0
+    assert run_all.main([*argv, "--resume"]) == 0
+    assert capsys.readouterr().out.count("kept from an earlier sweep") == 3   # none, the probe, um
+
+
+def test_sweep_skips_unified_memory_runs_above_the_safety_limit(stub_train, tmp_path, monkeypatch):
+    monkeypatch.setenv("STUB_FREE", str(6 * GIB))    # in-memory peak 4 GiB > half of 6 GiB
+    assert run_all.main(["--out", str(tmp_path), "--workloads", "dlrm", "--modes", "none,um"]) == 0
+    skipped = json.loads((tmp_path / "dlrm_um_full.json").read_text())
+    assert skipped["status"] == "skipped" and "half of the free GPU memory" in skipped["error"]
+    assert not (tmp_path / "dlrm_um_b0.50.json").exists()
+
+
+def test_dry_run_plans_without_running(tmp_path, capsys):
+    assert run_all.main(["--out", str(tmp_path), "--dry-run", "--workloads", "resnet152"]) == 0
+    out = capsys.readouterr().out
+    assert "[resnet152_none_full]" in out and "--capacity '<0.75 x footprint>'" in out
+    assert "[resnet152_deepum-no-invalidate_b0.50]" in out and "deepum-no-invalidate_b0.75" not in out
+    assert not list(tmp_path.glob("*.json"))
+
+
+def test_sweep_stops_when_the_native_build_fails(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(run_all, "PREBUILD", "raise SystemExit('nvcc not found')")
+    assert run_all.main(["--out", str(tmp_path), "--workloads", "dlrm"]) == 1
+    assert "no unified-memory run can start: nvcc not found" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.json"))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--workloads", "gpt3"], "unknown or no workload"),
+    (["--modes", "deepum,fast"], "unknown or no mode"),
+    (["--budgets", "1.5"], "fractions in (0, 1]"),
+    (["--budgets", "1,0.75", "--ablation-budgets", "0.5"], "must be among --budgets"),
+    (["--size", "gpt2"], "WORKLOAD=FLAGS"),
+    (["--size", "gpt2=--rows 5"], "--rows not used by workload gpt2"),
+    (["--size", "gpt2=--mode um"], "not a sizing flag"),
+    (["--steps", "2", "--warmup", "2"], "--warmup"),
+])
+def test_run_all_argument_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        run_all.parse_args(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+# --- deepum bench -----------------------------------------------------------------------------------
+
+def test_bench_cli_commands():
+    parser = argparse.ArgumentParser(prog="deepum")
+    bench_cli.add_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["bench", "train", "--workload", "dlrm", "--help"])
+    assert args.func is bench_cli.cmd_bench
+    assert bench_cli.script_command(args.action, args.rest, BENCH)[1:] == [
+        str(BENCH / "train.py"), "--workload", "dlrm", "--help"]
+    assert bench_cli.script_command("report", ["res", "--calibration", "h200"], BENCH)[1:] == [
+        str(BENCH / "run_all.py"), "--out", "res", "--report-only", "--calibration", "h200"]
+    with pytest.raises(bench_cli.BenchError, match="needs the folder"):
+        bench_cli.script_command("report", [], BENCH)
+    with pytest.raises(bench_cli.BenchError, match="source checkout"):
+        bench_cli.script_command("sweep", [], BENCH / "missing")
+
+
+def test_bench_cli_reports_from_records(tmp_path, records, monkeypatch):
+    for r in records:
+        (tmp_path / f"{r['run']}.json").write_text(json.dumps(r))
+    monkeypatch.chdir(BENCH.parent)      # an installed package finds the scripts in the checkout it runs from
+    args = argparse.Namespace(action="report", rest=[str(tmp_path)])
+    assert bench_cli.cmd_bench(args) == 0
+    assert "`deepum_speedup_over_um`: 2.00x" in (tmp_path / "results.md").read_text()
