@@ -34,11 +34,13 @@ from deepum import bench_report  # noqa: E402
 from deepum.units import format_bytes  # noqa: E402
 
 SWEEP_SIZES = {
-    # workload: train.py flags of its default size (about 2 minutes of H200 time each, all modes)
-    "gpt2": "--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4",
-    "bert-large": "--seq 256 --batch 8",
-    "resnet152": "--batch 32 --image 224",
-    "dlrm": "--tables 8 --rows 1000000 --dim 64 --lookups 32 --batch 2048",
+    # workload: train.py flags of its sweep size; working sets of about 3.5, 7, 3 and 1 GiB keep the
+    # default sweep (56 runs) near 8 minutes of H200 time: each run costs some 6 s of start-up, and
+    # um at half the footprint spent 0.4 s per GB of working set per step (bench/results/gpu/gpu_check.json)
+    "gpt2": "--layers 12 --hidden 768 --heads 12 --seq 512 --batch 2",
+    "bert-large": "--seq 128 --batch 4",
+    "resnet152": "--batch 16 --image 224",
+    "dlrm": "--tables 8 --rows 500000 --dim 64 --lookups 32 --batch 2048",
 }
 MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate")
 ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate")
@@ -77,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="budgets at which the deepum ablations run (default 0.5)")
     parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
                         help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
-    parser.add_argument("--steps", type=int, default=6)
+    parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=240, help="seconds one run may take (default 240)")
     parser.add_argument("--resume", action="store_true", help="keep successful records already in --out")
@@ -232,8 +234,17 @@ def prebuild() -> str | None:
 
 
 def load_records(folder: Path) -> list[dict]:
-    """Every run record (<name>.json) in the folder, by name; results.json is the report, not a run."""
-    return [json.loads(path.read_text()) for path in sorted(folder.glob("*.json")) if path.name != "results.json"]
+    """The records this script wrote into the folder (<name>.json with "run" and "status"), by name;
+    other JSON there (results.json, bench/gpu_check.py's output) is left alone."""
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and "run" in data and "status" in data:
+            records.append(data)
+    return records
 
 
 def main(argv=None) -> int:

@@ -411,6 +411,7 @@ def test_bench_cli_commands():
 def test_bench_cli_reports_from_records(tmp_path, records, monkeypatch):
     for r in records:
         (tmp_path / f"{r['run']}.json").write_text(json.dumps(r))
+    (tmp_path / "gpu_check.json").write_text(json.dumps({"footprint_bytes": 1, "runs": {}}))   # not a run
     monkeypatch.chdir(BENCH.parent)      # an installed package finds the scripts in the checkout it runs from
     args = argparse.Namespace(action="report", rest=[str(tmp_path)])
     assert bench_cli.cmd_bench(args) == 0
