@@ -77,9 +77,6 @@ class SimResult:
         del out["timeline"]
         return out
 
-    def after_first_iteration(self, key: str) -> float:
-        """Sum of a per-iteration figure ("faults", "time_s", ...) over iterations 1.."""
-        return sum(row[key] for row in self.per_iteration[1:])
 
 
 def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfig | None = None,

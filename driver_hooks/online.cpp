@@ -54,10 +54,6 @@ void check_cupti(CUptiResult result, const char* call) {
   }
 }
 
-void check_cuda(cudaError_t result, const char* call) {
-  if (result != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(result));
-}
-
 // ---------------------------------------------------------------------------------------------
 // Everything a trace (TRACE_FORMAT.md) holds, gathered while recording; Python writes the file.
 struct Access {

@@ -189,7 +189,6 @@ class Simulator {
   bool occupies(int32_t b) const { return resident_pages_[b] > 0; }  // holds a block slot on the GPU
   bool dead(int32_t b) const { return allocated_[b] && live_bytes_[b] <= 0; }
   bool in_use(int32_t b) const { return in_use_by_[b] == current_; }
-  int64_t current_kernel() const { return current_; }
   const TraceView& trace() const { return trace_; }
   const BlockList& migrated_order() const { return migrated_; }  // least recently migrated first
   const BlockList& dead_resident() const { return dead_; }       // resident dead blocks, oldest death first
