@@ -197,6 +197,26 @@ class _Model:
     def _allocate_grads(self) -> None:
         self.grad = {p: self.s.empty(p.nbytes) for p in self.params}
 
+    def _elementwise(self, name: str, *inputs: Tensor, nbytes: int | None = None) -> Tensor:
+        y = self.s.empty(nbytes or inputs[0].nbytes)
+        self.s.launch(name, reads=inputs, writes=[y])
+        return y
+
+    def _loss_backward(self, saved: dict) -> Tensor:
+        """Backward of cross-entropy (log-softmax + NLL): frees the loss head's saved tensors and
+        returns the gradient of the logits."""
+        s = self.s
+        dloss = s.empty(_F32)
+        s.launch("vectorized_elementwise_kernel<fill>", writes=[dloss])
+        dlsm = s.empty(saved["lsm"].nbytes)
+        s.launch("vectorized_elementwise_kernel<fill>", writes=[dlsm])
+        s.launch("nll_loss_backward_reduce_cuda_kernel_2d", reads=[dloss, saved["targets"], saved["total_weight"]],
+                 updates=[dlsm])
+        s.free(dloss, saved["loss"], saved["total_weight"], saved["targets"])
+        dlogits = self._elementwise("cunn_SoftMaxBackward<LogSoftMax>", dlsm, saved["lsm"])
+        s.free(dlsm, saved["lsm"])
+        return dlogits
+
     def zero_grad(self) -> None:
         """optimizer.zero_grad(set_to_none=False): one foreach zero over every gradient buffer."""
         self.s.multi_tensor("multi_tensor_apply_kernel<foreach_zero>", [list(self.grad.values())], ["write"], self.d)
@@ -259,11 +279,6 @@ class _GPT(_Model):
                       updates=[self.grad[w], self.grad[b]])
         return dx
 
-    def _elementwise(self, name: str, *inputs: Tensor, nbytes: int | None = None) -> Tensor:
-        y = self.s.empty(nbytes or inputs[0].nbytes)
-        self.s.launch(name, reads=inputs, writes=[y])
-        return y
-
     def forward(self) -> dict:
         s, T, H, d = self.s, self.T, self.H, self.d
         ids, targets, pos = s.empty(T * _I64), s.empty(T * _I64), s.empty(self.S * _I64)
@@ -320,15 +335,7 @@ class _GPT(_Model):
 
     def backward(self, saved: dict) -> None:
         s, T, H, d = self.s, self.T, self.H, self.d
-        dloss = s.empty(_F32)
-        s.launch("vectorized_elementwise_kernel<fill>", writes=[dloss])
-        dlsm = s.empty(saved["lsm"].nbytes)
-        s.launch("vectorized_elementwise_kernel<fill>", writes=[dlsm])
-        s.launch("nll_loss_backward_reduce_cuda_kernel_2d", reads=[dloss, saved["targets"], saved["total_weight"]],
-                 updates=[dlsm])
-        s.free(dloss, saved["loss"], saved["total_weight"], saved["targets"])
-        dlogits = self._elementwise("cunn_SoftMaxBackward<LogSoftMax>", dlsm, saved["lsm"])
-        s.free(dlsm, saved["lsm"])
+        dlogits = self._loss_backward(saved)
         dhf = s.empty(T * H * d)
         s.launch(self.n["gemm_dgrad"], reads=[dlogits, self.wte], writes=[dhf], flops=2 * T * self.V * H)
         s.launch(self.n["gemm_wgrad"], reads=[dlogits, saved["hf"]], updates=[self.grad[self.wte]],
@@ -558,16 +565,7 @@ class _ResNet(_Model):
 
     def backward(self, saved: dict) -> None:
         s, N, d = self.s, self.N, self.d
-        dloss = s.empty(_F32)
-        s.launch("vectorized_elementwise_kernel<fill>", writes=[dloss])
-        dlsm = s.empty(saved["lsm"].nbytes)
-        s.launch("vectorized_elementwise_kernel<fill>", writes=[dlsm])
-        s.launch("nll_loss_backward_reduce_cuda_kernel_2d", reads=[dloss, saved["targets"], saved["total_weight"]],
-                 updates=[dlsm])
-        s.free(dloss, saved["loss"], saved["total_weight"], saved["targets"])
-        dlogits = s.empty(dlsm.nbytes)
-        s.launch("cunn_SoftMaxBackward<LogSoftMax>", reads=[dlsm, saved["lsm"]], writes=[dlogits])
-        s.free(dlsm, saved["lsm"])
+        dlogits = self._loss_backward(saved)
         dpooled = s.empty(saved["pooled"].nbytes)
         flops = 2 * N * _CLASSES * self.channels
         s.launch(self.n["gemm_dgrad"], reads=[dlogits, self.fc_w], writes=[dpooled], flops=flops)

@@ -35,7 +35,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "correlation.hpp"
+#include "correlation_config.hpp"
 
 namespace CA = c10::cuda::CUDACachingAllocator;
 using namespace deepum;
@@ -721,16 +721,8 @@ void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool
     g_recorder.on.store(true);
   }
   std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
-  CorrelationConfig config;
-  config.lookahead = c["lookahead"].cast<size_t>();
-  config.exec_ids = c["exec_ids"].cast<size_t>();
-  config.exec_records = c["exec_records"].cast<size_t>();
-  config.block_rows = c["block_rows"].cast<size_t>();
-  config.block_ways = c["block_ways"].cast<size_t>();
-  config.block_successors = c["block_successors"].cast<size_t>();
-  config.chain_blocks = c["chain_blocks"].cast<size_t>();
   g_engine = std::make_unique<Engine>(static_cast<Mode>(mode), std::max<int64_t>(1, capacity_bytes >> kBlockShift),
-                                      config, Switches{prefetch, pre_evict, learn_accesses}, device);
+                                      correlation_config_from(c), Switches{prefetch, pre_evict, learn_accesses}, device);
   check_cupti(cuptiSubscribe(&g_subscriber, on_callback, nullptr), "cuptiSubscribe");
   for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})

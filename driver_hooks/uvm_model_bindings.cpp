@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "correlation_config.hpp"
 #include "uvm_model.hpp"
 
 namespace py = pybind11;
@@ -36,18 +37,6 @@ CostModel cost_model(const py::dict& c) {
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
                    c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>(),
                    c["block_bytes"].cast<int64_t>(), c["page_bytes"].cast<int64_t>()};
-}
-
-CorrelationConfig correlation_config(const py::dict& c) {
-  CorrelationConfig out;
-  out.lookahead = c["lookahead"].cast<size_t>();
-  out.exec_ids = c["exec_ids"].cast<size_t>();
-  out.exec_records = c["exec_records"].cast<size_t>();
-  out.block_rows = c["block_rows"].cast<size_t>();
-  out.block_ways = c["block_ways"].cast<size_t>();
-  out.block_successors = c["block_successors"].cast<size_t>();
-  out.chain_blocks = c["chain_blocks"].cast<size_t>();
-  return out;
 }
 
 py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const CArray<uint64_t>& exec_id,
@@ -84,7 +73,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
       throw std::invalid_argument("learn_from must be 'accesses' or 'faults', got '" + learn_from + "'");
     DeepUMSwitches sw{learn_from == "accesses", config["prefetch"].cast<bool>(), config["pre_evict"].cast<bool>(),
                       config["invalidate"].cast<bool>()};
-    policy = std::make_unique<DeepUMPolicy>(correlation_config(config), sw, t.blocks);
+    policy = std::make_unique<DeepUMPolicy>(correlation_config_from(config), sw, t.blocks);
   } else if (policy_name == "oracle") {
     policy = std::make_unique<OraclePolicy>(t, config["lookahead"].cast<size_t>());
   } else {
