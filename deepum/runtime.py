@@ -159,7 +159,7 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None
     correlation prefetcher with its worker and, with record, the trace recorder."""
     c = settings.config
     _engine.start(MODE_CODES[settings.mode], limits.capacity, settings.device, c.to_dict(),
-                  c.prefetch, c.pre_evict, c.learn_from == "accesses", record)
+                  c.prefetch, c.pre_evict, c.invalidate, c.learn_from == "accesses", record)
     _iterations.clear()
     _iterations.append(_engine.stats())
 
@@ -481,7 +481,7 @@ def stats() -> dict:
 
 
 _PER_ITERATION = ("launches", "gpu_page_faults", "fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes",
-                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "prefetch_calls", "kernel_prediction_hits",
+                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "discard_bytes", "prefetch_calls", "kernel_prediction_hits",
                   "kernel_prediction_misses")
 
 

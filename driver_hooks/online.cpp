@@ -45,6 +45,7 @@ namespace {
 constexpr int kBlockShift = 21;
 constexpr uint64_t kBlockBytes = uint64_t(1) << kBlockShift;
 constexpr int32_t kNone = -1;
+constexpr int kDeadSearch = 64;  // least-recently-migrated candidates searched for a dead victim
 
 void check_cupti(CUptiResult result, const char* call) {
   if (result != CUPTI_SUCCESS) {
@@ -182,8 +183,14 @@ class MemoryMap {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       switch (e.action_) {
-        case CA::TraceEntry::ALLOC: live_[addr] = size; born_[addr] = ++allocations_; action = 0; break;
-        case CA::TraceEntry::FREE_REQUESTED: live_.erase(addr); born_.erase(addr); action = 1; break;
+        case CA::TraceEntry::ALLOC:
+          live_[addr] = size;
+          born_[addr] = ++allocations_;
+          order_after_discards(addr, size, reinterpret_cast<cudaStream_t>(e.stream_));
+          action = 0;
+          break;
+        // Completed, not requested: memory used on other streams is free only once they are done.
+        case CA::TraceEntry::FREE_COMPLETED: live_.erase(addr); born_.erase(addr); action = 1; break;
         case CA::TraceEntry::SEGMENT_ALLOC: segments_[addr] = size; action = 2; break;
         case CA::TraceEntry::SEGMENT_FREE: segments_.erase(addr); action = 3; break;
         default: break;
@@ -205,6 +212,35 @@ class MemoryMap {
     if (p >= it->first + it->second) return {0, 0};
     return {it->first, it->second};
   }
+  // Whether no live allocation overlaps the managed part of block b (its contents are dead).
+  bool dead(int64_t b) const {
+    const auto [start, bytes, segment] = managed_part(b);
+    if (!bytes) return false;
+    auto it = live_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
+    if (it == live_.begin()) return true;
+    --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
+    return it->first + it->second <= start;
+  }
+
+  // Discards: a block the engine chose to drop is pending until the worker issues the discard.
+  // Re-allocating memory in a pending block cancels its discard; re-allocating it after the
+  // discard was issued makes the allocating stream wait for the discard to finish. So a discard
+  // never lands on memory that holds data again.
+  void discard_pending(int64_t b) { pending_[b] = nullptr; }
+  bool take_pending(int64_t b) {  // still pending and still dead: the worker may discard it now
+    auto it = pending_.find(b);
+    if (it == pending_.end() || it->second) return false;
+    if (!dead(b)) {
+      pending_.erase(it);
+      return false;
+    }
+    return true;
+  }
+  void discard_issued(int64_t b, const std::shared_ptr<CUevent_st>& done) { pending_[b] = done; }
+  void discard_settled(int64_t b) { pending_.erase(b); }
+  uint64_t discards_cancelled() const { return discards_cancelled_; }
+  uint64_t allocation_waits() const { return allocation_waits_; }
+
   // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
   std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
     const uint64_t lo = uint64_t(b) << kBlockShift, hi = lo + kBlockBytes;
@@ -224,17 +260,37 @@ class MemoryMap {
   std::map<uint64_t, uint64_t> live_, segments_;
   std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
   uint64_t allocations_ = 0;
+  std::unordered_map<int64_t, std::shared_ptr<CUevent_st>> pending_;  // block -> null (queued) or done event
+  uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;
+
+  void order_after_discards(uint64_t addr, uint64_t size, cudaStream_t stream) {
+    if (pending_.empty() || !size) return;
+    for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) {
+      auto it = pending_.find(int64_t(b));
+      if (it == pending_.end()) continue;
+      if (it->second) {
+        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(it->second.get()), 0);
+        allocation_waits_ += 1;
+      } else {
+        discards_cancelled_ += 1;
+      }
+      pending_.erase(it);
+    }
+  }
 };
 
 // ---------------------------------------------------------------------------------------------
+enum class Op : uint8_t { kPrefetch, kEvict, kDiscard };
+
 struct Command {
-  bool to_gpu;
+  Op op;
   int64_t block;
-  CUevent after;  // evictions: run after this event (work launched before the decision); else null
+  CUevent after;  // run after this event: the work launched before the decision
 };
 
 struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
+  std::atomic<uint64_t> discard_calls{0}, discard_bytes{0};
   std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
   std::atomic<uint64_t> cuda_errors{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
@@ -309,52 +365,94 @@ class Worker {
     size_t i = 0;
     while (i < batch.size()) {
       size_t j = i + 1;
-      while (j < batch.size() && batch[j].to_gpu == batch[i].to_gpu && batch[j].after == batch[i].after &&
+      while (j < batch.size() && batch[j].op == batch[i].op && batch[j].after == batch[i].after &&
              batch[j].block == batch[j - 1].block + 1)
         ++j;
       const Command& first = batch[i];
-      cudaStream_t stream = first.to_gpu ? prefetch_stream_ : evict_stream_;
-      CUevent& waited = first.to_gpu ? prefetch_waited_ : evict_waited_;
+      const bool to_gpu = first.op == Op::kPrefetch;
+      cudaStream_t stream = to_gpu ? prefetch_stream_ : evict_stream_;
+      CUevent& waited = to_gpu ? prefetch_waited_ : evict_waited_;
       if (first.after && waited != first.after) {
         cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(first.after), 0);
         waited = first.after;
       }
-      if (first.after && (j == batch.size() || batch[j].after != first.after)) cuEventDestroy(first.after);
-      migrate(batch, i, j, first.to_gpu, stream);
+      if (first.op == Op::kDiscard) discard(batch, i, j);
+      else migrate(batch, i, j, to_gpu, stream);
+      if (first.after && (j == batch.size() || batch[j].after != first.after)) {
+        cuEventDestroy(first.after);  // a later event may reuse the handle: forget it was waited on
+        if (prefetch_waited_ == first.after) prefetch_waited_ = nullptr;
+        if (evict_waited_ == first.after) evict_waited_ = nullptr;
+      }
       i = j;
     }
   }
 
-  void migrate(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu, cudaStream_t stream) {
-    uint64_t start = 0, bytes = 0, segment = 0;  // one call stays inside one managed allocation
-    auto flush = [&] {
-      if (!bytes) return;
-      const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
-      if (err != cudaSuccess) {
-        g_counters.cuda_errors++;
-        std::lock_guard<std::mutex> lock(g_error_mutex);
-        g_last_error = std::string(to_gpu ? "prefetch" : "evict") + " of " + std::to_string(bytes) + " bytes: " +
-                       cudaGetErrorString(err);
-        cudaGetLastError();
-      }
-      (to_gpu ? g_counters.prefetch_calls : g_counters.evict_calls)++;
-      (to_gpu ? g_counters.prefetch_bytes : g_counters.evict_bytes) += bytes;
-      bytes = 0;
-    };
+  // Drops dead blocks without a copy (discard, then the pages' home moves to the host), on the
+  // eviction stream. Holds the memory map's lock from the last check to the record of the event
+  // that allocations of the same memory will wait on.
+  void discard(const std::vector<Command>& batch, size_t from, size_t to) {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
+    std::vector<void*> starts;
+    std::vector<size_t> sizes;
+    std::vector<int64_t> blocks;
     for (size_t k = from; k < to; ++k) {
-      const auto [part, part_bytes, part_segment] = g_memory.managed_part(batch[k].block);
-      if (!part_bytes) continue;
-      if (bytes && start + bytes == part && segment == part_segment) {
-        bytes += part_bytes;
-      } else {
-        flush();
-        start = part;
-        bytes = part_bytes;
-        segment = part_segment;
+      if (!g_memory.take_pending(batch[k].block)) continue;
+      const auto [part, part_bytes, segment] = g_memory.managed_part(batch[k].block);
+      starts.push_back(reinterpret_cast<void*>(part));
+      sizes.push_back(part_bytes);
+      blocks.push_back(batch[k].block);
+    }
+    if (blocks.empty()) return;
+    size_t location_index = 0;
+    const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), &host_,
+                                                                &location_index, 1, 0, evict_stream_);
+    cudaEvent_t done = nullptr;
+    if (err != cudaSuccess || cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(done, evict_stream_) != cudaSuccess) {
+      note_error("discard", err);
+      // Without an event to order re-allocations after, wait here: nothing may reuse the memory first.
+      cudaStreamSynchronize(evict_stream_);
+      for (int64_t b : blocks) g_memory.discard_settled(b);
+      return;
+    }
+    std::shared_ptr<CUevent_st> shared(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
+    for (int64_t b : blocks) g_memory.discard_issued(b, shared);
+    g_counters.discard_calls++;
+    for (size_t size : sizes) g_counters.discard_bytes += size;
+  }
+
+  void note_error(const char* what, cudaError_t err) {
+    g_counters.cuda_errors++;
+    std::lock_guard<std::mutex> lock(g_error_mutex);
+    g_last_error = std::string(what) + ": " + cudaGetErrorString(err);
+    cudaGetLastError();
+  }
+
+  // Migrates blocks [from, to) of the batch, contiguous ranges coalesced into one call each (a call
+  // stays inside one managed allocation). Ranges are read under the memory map's lock, issued
+  // without it: a migration never changes contents, so launches and allocations need not wait.
+  void migrate(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu, cudaStream_t stream) {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (start, bytes)
+    {
+      std::lock_guard<std::mutex> lock(g_memory.mutex());
+      uint64_t segment = 0;
+      for (size_t k = from; k < to; ++k) {
+        const auto [part, part_bytes, part_segment] = g_memory.managed_part(batch[k].block);
+        if (!part_bytes) continue;
+        if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment) {
+          ranges.back().second += part_bytes;
+        } else {
+          ranges.emplace_back(part, part_bytes);
+          segment = part_segment;
+        }
       }
     }
-    flush();
+    for (const auto& [start, bytes] : ranges) {
+      const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
+      if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
+      (to_gpu ? g_counters.prefetch_calls : g_counters.evict_calls)++;
+      (to_gpu ? g_counters.prefetch_bytes : g_counters.evict_bytes) += bytes;
+    }
   }
 
   int device_;
@@ -372,7 +470,7 @@ class Worker {
 enum class Mode { kUm = 1, kAdvise = 2, kDeepUM = 3 };
 
 struct Switches {
-  bool prefetch = true, pre_evict = true, learn_accesses = true;
+  bool prefetch = true, pre_evict = true, invalidate = true, learn_accesses = true;
 };
 
 // Residency model, predictor and eviction choice; called on the launching thread.
@@ -488,26 +586,45 @@ class Engine {
     s.resident = true;
     s.lru = lru_.insert(lru_.end(), b);
     resident_ += 1;
-    if (prefetch) prefetches_.push_back(Command{true, b, nullptr});
+    if (prefetch) prefetches_.push_back(Command{Op::kPrefetch, b, nullptr});
   }
 
+  // Evicts b: dropped without a copy when invalidation is on and no live allocation overlaps it.
   void evict(int64_t b) {
     BlockState& s = state(b);
     s.resident = false;
     lru_.erase(s.lru);
     resident_ -= 1;
-    evictions_.push_back(Command{false, b, nullptr});
+    if (invalidates() && dead(b)) {
+      std::lock_guard<std::mutex> lock(g_memory.mutex());
+      g_memory.discard_pending(b);
+      evictions_.push_back(Command{Op::kDiscard, b, nullptr});
+    } else {
+      evictions_.push_back(Command{Op::kEvict, b, nullptr});
+    }
+  }
+
+  bool invalidates() const { return mode_ == Mode::kDeepUM && switches_.invalidate; }
+  static bool dead(int64_t b) {
+    std::lock_guard<std::mutex> lock(g_memory.mutex());
+    return g_memory.dead(b);
   }
 
   // Least recently migrated block the running kernel does not use; in deepum mode with
   // pre-eviction, also none the prediction window needs (prefetches stop rather than evict those).
+  // With invalidation, a dead block among the first kDeadSearch candidates goes first (no copy).
   int64_t victim(bool for_prefetch) {
     const bool spare_window = mode_ == Mode::kDeepUM && switches_.pre_evict;
+    int64_t first = kNone;
+    int searched = 0;
     for (int64_t b : lru_) {
       const BlockState& s = blocks_[b];
       if (s.used_by == launch_ || (spare_window && s.protect > 0)) continue;
-      return b;
+      if (first == kNone) first = b;
+      if (!invalidates() || dead(b)) return b;
+      if (++searched == kDeadSearch) break;
     }
+    if (first != kNone) return first;
     if (for_prefetch || !spare_window) return kNone;
     for (int64_t b : lru_)
       if (blocks_[b].used_by != launch_) return b;
@@ -713,7 +830,7 @@ void configure_fault_log(int device) {
 std::once_flag g_tracker_attached;
 
 void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool prefetch, bool pre_evict,
-           bool learn_accesses, bool record) {
+           bool invalidate, bool learn_accesses, bool record) {
   if (g_engine) throw std::runtime_error("the deepum engine is already running");
   if (record) {
     g_recorder.drain();
@@ -722,7 +839,7 @@ void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool
   }
   std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
   g_engine = std::make_unique<Engine>(static_cast<Mode>(mode), std::max<int64_t>(1, capacity_bytes >> kBlockShift),
-                                      correlation_config_from(c), Switches{prefetch, pre_evict, learn_accesses}, device);
+                                      correlation_config_from(c), Switches{prefetch, pre_evict, invalidate, learn_accesses}, device);
   check_cupti(cuptiSubscribe(&g_subscriber, on_callback, nullptr), "cuptiSubscribe");
   for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
@@ -757,6 +874,13 @@ py::dict stats() {
   out["prefetch_bytes"] = g_counters.prefetch_bytes.load();
   out["evict_calls"] = g_counters.evict_calls.load();
   out["evict_bytes"] = g_counters.evict_bytes.load();
+  out["discard_calls"] = g_counters.discard_calls.load();
+  out["discard_bytes"] = g_counters.discard_bytes.load();
+  {
+    std::lock_guard<std::mutex> lock(g_memory.mutex());
+    out["discards_cancelled"] = g_memory.discards_cancelled();
+    out["allocation_waits_for_discard"] = g_memory.allocation_waits();
+  }
   out["gpu_page_faults"] = g_counters.gpu_faults.load();
   out["fault_h2d_bytes"] = g_counters.fault_h2d_bytes.load();
   out["prefetch_h2d_bytes"] = g_counters.prefetch_h2d_bytes.load();
@@ -798,7 +922,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure_fault_log", &configure_fault_log, py::arg("device"),
         "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
   m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
-        py::arg("prefetch"), py::arg("pre_evict"), py::arg("learn_accesses"), py::arg("record"),
+        py::arg("prefetch"), py::arg("pre_evict"), py::arg("invalidate"), py::arg("learn_accesses"), py::arg("record"),
         "Starts the launch hook, the engine and its worker (mode: 1 um, 2 advise, 3 deepum); with record, "
         "also gathers a trace (kernels, accesses, memory events, kernel times, faults, transfers).");
   m.def("drain_recording", &drain_recording, "Hands over what was recorded, as NumPy arrays, and clears it.");
