@@ -37,24 +37,23 @@ def _runtime():
     return runtime
 
 
-def _check_driver(result, call: str):
-    """The values after the status of a driver call; CudaError if the status is not success."""
-    driver = _driver()
+def _check(result, call: str, success, error_name):
+    """The values after the status of a CUDA call; CudaError naming the call if the status is not success."""
     status, *values = result
-    if status != driver.CUresult.CUDA_SUCCESS:
-        _, name = driver.cuGetErrorName(status)
+    if status != success:
+        _, name = error_name(status)
         raise CudaError(f"{call} failed: {name.decode() if isinstance(name, bytes) else name}")
     return values
+
+
+def _check_driver(result, call: str):
+    driver = _driver()
+    return _check(result, call, driver.CUresult.CUDA_SUCCESS, driver.cuGetErrorName)
 
 
 def _check_runtime(result, call: str):
-    """The values after the status of a runtime call; CudaError if the status is not success."""
     runtime = _runtime()
-    status, *values = result
-    if status != runtime.cudaError_t.cudaSuccess:
-        _, name = runtime.cudaGetErrorName(status)
-        raise CudaError(f"{call} failed: {name.decode() if isinstance(name, bytes) else name}")
-    return values
+    return _check(result, call, runtime.cudaError_t.cudaSuccess, runtime.cudaGetErrorName)
 
 
 def driver_init() -> None:

@@ -399,3 +399,11 @@ def test_runtime_imports_and_reports_without_torch():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_cuda_status_check_returns_values_or_names_the_failed_call():
+    from deepum import gpu
+
+    assert gpu._check((0, "a", 7), "cuThing", 0, lambda status: (0, b"unused")) == ["a", 7]
+    with pytest.raises(gpu.CudaError, match="cuThing failed: CUDA_ERROR_INVALID_VALUE"):
+        gpu._check((1,), "cuThing", 0, lambda status: (0, b"CUDA_ERROR_INVALID_VALUE"))
