@@ -47,7 +47,7 @@ ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate")
 UNBUDGETED = ("none", "save_on_cpu")
 PROBE_MODE = "deepum"
 PREBUILD = ("from deepum import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "
-            "n.load_torch_extension(n.ALLOCATOR_TRACE); n.load_torch_extension(n.ONLINE_ENGINE)")
+            "n.load_torch_extension(n.ONLINE_ENGINE)")
 """Builds deepum's native libraries into their on-disk cache (a first build inside a run would count
 against that run's timeout)."""
 PREBUILD_TIMEOUT_S = 900

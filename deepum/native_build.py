@@ -71,7 +71,6 @@ class TorchExtension:
 
 
 MANAGED_ALLOCATOR = NativeLibrary("managed_allocator", ("kernels/managed_allocator.cpp",))
-ALLOCATOR_TRACE = TorchExtension("allocator_trace", ("driver_hooks/allocator_trace.cpp",))
 ONLINE_ENGINE = TorchExtension("online_engine", ("driver_hooks/online.cpp", "driver_hooks/correlation.hpp",
                                                  "driver_hooks/correlation_config.hpp"),
                                flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)

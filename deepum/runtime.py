@@ -378,10 +378,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         torch._C._cuda_beginAllocateToPool(settings.device, _allocator.pool.id)
         try:
             _start_engine(settings, limits, record is not None)
-            if settings.mode == "deepum":
-                from . import allocator_trace
-                allocator_trace.start()
-            elif settings.mode == "advise":
+            if settings.mode == "advise":
                 _advice = _AdviceHooks(settings.device)
         except BaseException:
             torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
@@ -427,9 +424,6 @@ def disable() -> None:
             if _advice is not None:
                 _advice.remove()
                 _advice = None
-            if settings.mode == "deepum":
-                from . import allocator_trace
-                allocator_trace.stop()
         _session = None
 
 

@@ -380,7 +380,7 @@ def test_runtime_imports_and_reports_without_torch():
                 if name.split(".")[0] in ("torch", "cuda", "cupy", "cupti"):
                     raise ImportError(f"{name} is blocked")
         sys.meta_path.insert(0, Block())
-        import deepum.runtime, deepum.gpu, deepum.native_build, deepum.allocator_trace
+        import deepum.runtime, deepum.gpu, deepum.native_build, deepum.recorder
         import deepum
         assert deepum.runtime.stats()["enabled"] is False
         with deepum.runtime.enable(mode="none") as session:

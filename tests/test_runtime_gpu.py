@@ -208,34 +208,6 @@ def case_advise(_: str = "") -> dict:
     return result
 
 
-def case_allocator_trace(_: str = "") -> dict:
-    """Mode deepum records the caching allocator's events for managed segments."""
-    import collections
-
-    import torch
-
-    import deepum.runtime as runtime
-    from deepum import allocator_trace
-
-    started = time.perf_counter()
-    runtime.enable(mode="deepum", max_managed_bytes="1GiB")
-    enable_s = time.perf_counter() - started
-    a = torch.randn(4 * MiB, device="cuda")
-    b = a * 2
-    del a, b
-    torch.cuda.synchronize()
-    events = allocator_trace.drain()
-    segments = runtime.managed_segments()
-    segment_allocs = [e for e in events if e.action == "segment_alloc"]
-    runtime.disable()
-    return {
-        "enable_s": enable_s,
-        "actions": dict(collections.Counter(e.action for e in events)),
-        "segment_allocs_in_registry": all((e.address, e.nbytes) in segments for e in segment_allocs),
-        "dropped": allocator_trace.dropped(),
-    }
-
-
 def case_record(mode: str) -> dict:
     """`deepum record` around an unchanged script: the trace it writes, replayed offline, and the
     script's result next to the same script without deepum."""
@@ -349,13 +321,6 @@ def test_advise_mode_advises_parameters_and_inputs(allocator_built):
     assert result["manual_read_mostly"] is True and result["manual_preferred_device"] == 0
 
 
-def test_deepum_mode_records_allocator_events(allocator_built):
-    result, _ = run_case("allocator_trace", timeout=600)
-    assert result["actions"].get("segment_alloc", 0) >= 1 and result["actions"].get("alloc", 0) >= 2
-    assert result["actions"].get("free_requested", 0) >= 1
-    assert result["segment_allocs_in_registry"] and result["dropped"] == 0
-
-
 @pytest.mark.parametrize("mode", ["um", "deepum"])
 def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode):
     """Under a budget well below the model's footprint (8 layers of 4 MiB weights, Adam), the
@@ -372,7 +337,8 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
     trace = read_trace(recorded["trace"])
     assert trace.meta["source"] == "gpu" and trace.iterations == 6
     assert trace.num_kernels > 6 * 30 and trace.fault_t_ns is not None and trace.fault_t_ns.size > 0
-    assert trace.mem_kernel is not None and trace.mem_kernel.size > 0
+    # The caching allocator's events: block allocations, frees and segment allocations.
+    assert trace.mem_kernel is not None and {0, 1, 2} <= set(trace.mem_action.tolist())
     first = trace.iteration_first_kernel
     # Training repeats: steady iterations launch the same kernels in the same order.
     assert np.array_equal(trace.kernel_name_idx[first[2]:first[3]], trace.kernel_name_idx[first[3]:first[4]])
