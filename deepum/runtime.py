@@ -343,6 +343,9 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         config = DeepUMConfig.load(config)
     settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
                              headroom=headroom, config=config or DeepUMConfig())
+    if settings.mode == "deepum" and settings.config.learn_from != "accesses":
+        raise ValueError("on the GPU the correlation tables learn from the blocks each kernel's arguments cover "
+                         "(learn_from='accesses'); learn_from='faults' is available in offline replay only")
     if record is not None and settings.mode == "none":
         raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
     if record is not None and not str(record).endswith(".npz"):
