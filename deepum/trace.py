@@ -442,6 +442,17 @@ def _rows(name: str, values) -> np.ndarray:
     return _cast(name, array, ARRAY_DTYPES[name])
 
 
+def _access_rows(blocks, pages, writes, what: str):
+    """One kernel's accesses as arrays of the trace's dtypes; TraceError unless their lengths match."""
+    blocks = _rows("access_block", blocks)
+    pages = _rows("access_pages", pages)
+    writes = _rows("access_write", writes)
+    if not blocks.shape[0] == pages.shape[0] == writes.shape[0]:
+        raise TraceError(f"access_block, access_pages, access_write: {what} has lengths "
+                         f"{blocks.shape[0]}, {pages.shape[0]}, {writes.shape[0]} (must be equal)")
+    return blocks, pages, writes
+
+
 class TraceWriter:
     """Builds a trace row by row; `finish()` validates it and writes it when a path was given.
 
@@ -503,12 +514,7 @@ class TraceWriter:
         self._live()
         if not isinstance(name, str):
             raise TraceError(f"kernel_names: a kernel name must be a str, got {name!r}")
-        blocks = _rows("access_block", blocks)
-        pages = _rows("access_pages", pages)
-        writes = _rows("access_write", writes)
-        if not blocks.shape[0] == pages.shape[0] == writes.shape[0]:
-            raise TraceError(f"access_block, access_pages, access_write: kernel {name!r} has lengths "
-                             f"{blocks.shape[0]}, {pages.shape[0]}, {writes.shape[0]} (must be equal)")
+        blocks, pages, writes = _access_rows(blocks, pages, writes, f"kernel {name!r}")
         row = len(self._columns["kernel_exec_id"])
         if self._iteration_pending:
             self._columns["iteration_first_kernel"].append(row)
@@ -607,12 +613,7 @@ def merge_accesses(blocks, pages, writes) -> tuple[np.ndarray, np.ndarray, np.nd
     a lower bound on the distinct pages the parts touch together (exact when one part's pages cover
     the others'). Returns (int64 blocks, int16 pages, bool writes).
     """
-    blocks = _rows("access_block", blocks)
-    pages = _rows("access_pages", pages)
-    writes = _rows("access_write", writes)
-    if not blocks.shape[0] == pages.shape[0] == writes.shape[0]:
-        raise ValueError(f"blocks, pages and writes must have equal lengths, "
-                         f"got {blocks.shape[0]}, {pages.shape[0]}, {writes.shape[0]}")
+    blocks, pages, writes = _access_rows(blocks, pages, writes, "merge_accesses")
     if blocks.shape[0] == 0:
         return blocks, pages, writes
     order = np.argsort(blocks, kind="stable")
