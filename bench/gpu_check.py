@@ -31,6 +31,9 @@ def main() -> int:
     parser.add_argument("--fraction", type=float, default=0.5, help="budget as a fraction of the footprint")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--modes", default="um,deepum", help="modes to run under the budget")
+    parser.add_argument("--record-steps", type=int, default=0,
+                        help="also record a trace of this many deepum steps without a budget (trace.npz), for "
+                             "comparing the simulator with the GPU")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for train.py after --")
     args = parser.parse_args()
     extra = [a for a in args.train_args if a != "--"]
@@ -42,6 +45,9 @@ def main() -> int:
     capacity = int(footprint * args.fraction)
     for mode in args.modes.split(","):
         runs[mode] = train(mode, args.out, extra, capacity)
+    if args.record_steps:
+        train("deepum", args.out, [*extra, "--steps", str(args.record_steps), "--warmup", "0",
+                                   "--record", str(args.out / "trace.npz")], tag="_recorded")
     summary = {"footprint_bytes": footprint, "capacity_bytes": capacity, "runs": {}}
     for name, run in runs.items():
         per_iteration = run["stats"].get("per_iteration", [])

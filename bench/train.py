@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warmup", type=int, default=5, help="steps left out of the per-step figures")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", required=True, help="JSON record to write")
+    parser.add_argument("--record", default=None, metavar="TRACE",
+                        help="also record the run's trace (TRACE_FORMAT.md) into this .npz (unified-memory modes)")
     return parser
 
 
@@ -88,6 +90,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--steps must be at least 1, got {args.steps}")
     if not 0 <= args.warmup < args.steps:
         parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    if args.record is not None and MODES[args.mode][0] == "none":
+        parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
     if args.capacity is not None:
         if MODES[args.mode][0] == "none":
             parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
@@ -223,7 +227,7 @@ def train(torch, args, workload, device: str) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     runtime_mode = MODES[args.mode][0]
-    with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config):
+    with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record):
         import torch
 
         free_at_start, total = torch.cuda.mem_get_info()

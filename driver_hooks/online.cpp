@@ -8,8 +8,17 @@
 //   a residency model of the GPU under the capacity budget, pre-eviction of blocks the prediction
 //   window does not need, and the prefetch plan; it runs on the launching thread, natively.
 // - Worker: a native thread that never takes the GIL; it coalesces contiguous blocks into large
-//   cudaMemPrefetchAsync calls on its own stream, and evicts (prefetch to host) on a second stream
-//   ordered after the work launched before the eviction was decided.
+//   cudaMemPrefetchAsync calls on its own stream, evicts (prefetch to host) on a second stream and
+//   discards dead blocks on a third, each ordered after the work launched before it was decided.
+// - Ordering without waiting on the CPU: every migration has a sequence number per stream, and the
+//   worker writes the last one completed to a GPU word after each call (cuStreamWriteValue64). A
+//   migration of a block waits for the previous migration of that block on the other stream, and a
+//   kernel waits for the migrations of its own blocks (cuStreamWaitValue64 on its stream), so a
+//   kernel runs on data in place instead of faulting on it while it is still moving. A wait only
+//   ever names a write already enqueued (as an event wait names a recorded event), so no stream
+//   can wait on work that a blocked thread has yet to issue.
+// - A deepum kernel's own blocks that are not resident (a misprediction, or the first iterations)
+//   are prefetched on the kernel's stream just before it, instead of faulting.
 // - Fault log: CUPTI unified-memory counters (GPU page faults, migrations and their cause).
 //
 // Only migrations are issued: a prefetch or an eviction never changes what memory holds.
@@ -21,6 +30,7 @@
 #include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
@@ -282,29 +292,56 @@ class MemoryMap {
 // ---------------------------------------------------------------------------------------------
 enum class Op : uint8_t { kPrefetch, kEvict, kDiscard };
 
+// The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
+// (no copy) have their own lane so that they never queue behind evictions' copies: allocations of
+// the discarded memory wait for them.
+enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
+constexpr int kLanes = 3;
+constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
+inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
+
 struct Command {
   Op op;
   int64_t block;
-  CUevent after;  // run after this event: the work launched before the decision
+  CUevent after = nullptr;  // run after this event: the work launched before the decision (null: at once)
+  uint64_t seq = 0;         // number of this command on its lane
+  Lane wait_lane = kToGpu;  // run after command `wait` of lane `wait_lane` (the block's previous command;
+  uint64_t wait = 0;        // 0: none, or on this command's own lane, which runs in order anyway)
 };
 
 struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
   std::atomic<uint64_t> discard_calls{0}, discard_bytes{0};
   std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
-  std::atomic<uint64_t> cuda_errors{0};
+  std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};
+  std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
 };
 
 Counters g_counters;
 MemoryMap g_memory;
 std::mutex g_error_mutex;
-std::string g_last_error;  // text of the last failed CUDA call on the worker
+std::string g_last_error;  // text of the last failed CUDA call of the engine or its worker
+
+void note_failure(const char* what, const char* text) {
+  g_counters.cuda_errors++;
+  std::lock_guard<std::mutex> lock(g_error_mutex);
+  g_last_error = std::string(what) + ": " + (text ? text : "unknown error");
+}
+
+// Counts and remembers a failed driver call; true when it succeeded.
+bool driver_ok(CUresult result, const char* what) {
+  if (result == CUDA_SUCCESS) return true;
+  const char* text = nullptr;
+  cuGetErrorString(result, &text);
+  note_failure(what, text);
+  return false;
+}
 
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  explicit Worker(int device) : device_(device), thread_([this] { run(); }) {}
+  explicit Worker(int device) : device_(device), done_(allocate_done_words(device)), thread_([this] { run(); }) {}
   ~Worker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -312,7 +349,13 @@ class Worker {
     }
     wake_.notify_one();
     thread_.join();
+    cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
+    cuMemFree(done_);
   }
+  // GPU address of the word holding the last command completed on `lane`.
+  CUdeviceptr done_word(Lane lane) const { return done_ + lane * sizeof(uint64_t); }
+  // The last command on `lane` whose completion write is enqueued: the most a stream may wait for.
+  uint64_t published(Lane lane) const { return published_[lane].load(std::memory_order_acquire); }
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
     {
@@ -326,15 +369,14 @@ class Worker {
     std::unique_lock<std::mutex> lock(mutex_);
     idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
     lock.unlock();
-    if (prefetch_stream_) cudaStreamSynchronize(prefetch_stream_);
-    if (evict_stream_) cudaStreamSynchronize(evict_stream_);
+    for (cudaStream_t stream : streams_)
+      if (stream) cudaStreamSynchronize(stream);
   }
 
  private:
   void run() {
     cudaSetDevice(device_);
-    cudaStreamCreateWithFlags(&prefetch_stream_, cudaStreamNonBlocking);
-    cudaStreamCreateWithFlags(&evict_stream_, cudaStreamNonBlocking);
+    for (cudaStream_t& stream : streams_) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     gpu_.type = cudaMemLocationTypeDevice;
     gpu_.id = device_;
     host_.type = cudaMemLocationTypeHost;
@@ -353,14 +395,25 @@ class Worker {
       }
       issue(batch);
     }
-    cudaStreamSynchronize(prefetch_stream_);
-    cudaStreamSynchronize(evict_stream_);
-    cudaStreamDestroy(prefetch_stream_);
-    cudaStreamDestroy(evict_stream_);
-    prefetch_stream_ = evict_stream_ = nullptr;
+    for (cudaStream_t& stream : streams_) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+      stream = nullptr;
+    }
   }
 
-  // Coalesces runs of contiguous blocks (same direction, same ordering event) into one call each.
+  static CUdeviceptr allocate_done_words(int device) {
+    cudaSetDevice(device);
+    cudaFree(nullptr);  // the primary context, current on this thread
+    CUdeviceptr words = 0;
+    if (cuMemAlloc(&words, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS ||
+        cuMemsetD8(words, 0, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS)
+      throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
+    return words;
+  }
+
+  // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
+  // after each call, publishes the lane's progress for kernels and the other lanes to wait on.
   void issue(const std::vector<Command>& batch) {
     size_t i = 0;
     while (i < batch.size()) {
@@ -369,26 +422,37 @@ class Worker {
              batch[j].block == batch[j - 1].block + 1)
         ++j;
       const Command& first = batch[i];
-      const bool to_gpu = first.op == Op::kPrefetch;
-      cudaStream_t stream = to_gpu ? prefetch_stream_ : evict_stream_;
-      CUevent& waited = to_gpu ? prefetch_waited_ : evict_waited_;
-      if (first.after && waited != first.after) {
+      const Lane lane = lane_of(first.op);
+      cudaStream_t stream = streams_[lane];
+      if (first.after && after_waited_[lane] != first.after) {
         cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(first.after), 0);
-        waited = first.after;
+        after_waited_[lane] = first.after;
+      }
+      uint64_t need[kLanes] = {0, 0, 0};
+      for (size_t k = i; k < j; ++k) need[batch[k].wait_lane] = std::max(need[batch[k].wait_lane], batch[k].wait);
+      for (const Lane other : kAllLanes) {
+        // Issued earlier by this thread (unless its write failed): never a wait on work yet to come.
+        const uint64_t target = std::min(need[other], published(other));
+        if (other == lane || target <= lane_waited_[lane][other]) continue;
+        driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane");
+        lane_waited_[lane][other] = target;
       }
       if (first.op == Op::kDiscard) discard(batch, i, j);
-      else migrate(batch, i, j, to_gpu, stream);
+      else migrate(batch, i, j, lane == kToGpu, stream);
+      // Written even when the call failed; published only once the write is enqueued.
+      if (driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
+        published_[lane].store(batch[j - 1].seq, std::memory_order_release);
       if (first.after && (j == batch.size() || batch[j].after != first.after)) {
         cuEventDestroy(first.after);  // a later event may reuse the handle: forget it was waited on
-        if (prefetch_waited_ == first.after) prefetch_waited_ = nullptr;
-        if (evict_waited_ == first.after) evict_waited_ = nullptr;
+        for (CUevent& waited : after_waited_)
+          if (waited == first.after) waited = nullptr;
       }
       i = j;
     }
   }
 
   // Drops dead blocks without a copy (discard, then the pages' home moves to the host), on the
-  // eviction stream. Holds the memory map's lock from the last check to the record of the event
+  // discard lane's stream. Holds the memory map's lock from the last check to the record of the event
   // that allocations of the same memory will wait on.
   void discard(const std::vector<Command>& batch, size_t from, size_t to) {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
@@ -405,13 +469,13 @@ class Worker {
     if (blocks.empty()) return;
     size_t location_index = 0;
     const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), &host_,
-                                                                &location_index, 1, 0, evict_stream_);
+                                                                &location_index, 1, 0, streams_[kDiscarded]);
     cudaEvent_t done = nullptr;
     if (err != cudaSuccess || cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess ||
-        cudaEventRecord(done, evict_stream_) != cudaSuccess) {
+        cudaEventRecord(done, streams_[kDiscarded]) != cudaSuccess) {
       note_error("discard", err);
       // Without an event to order re-allocations after, wait here: nothing may reuse the memory first.
-      cudaStreamSynchronize(evict_stream_);
+      cudaStreamSynchronize(streams_[kDiscarded]);
       for (int64_t b : blocks) g_memory.discard_settled(b);
       return;
     }
@@ -421,10 +485,8 @@ class Worker {
     for (size_t size : sizes) g_counters.discard_bytes += size;
   }
 
-  void note_error(const char* what, cudaError_t err) {
-    g_counters.cuda_errors++;
-    std::lock_guard<std::mutex> lock(g_error_mutex);
-    g_last_error = std::string(what) + ": " + cudaGetErrorString(err);
+  static void note_error(const char* what, cudaError_t err) {
+    note_failure(what, cudaGetErrorString(err));
     cudaGetLastError();
   }
 
@@ -456,9 +518,12 @@ class Worker {
   }
 
   int device_;
-  cudaStream_t prefetch_stream_ = nullptr, evict_stream_ = nullptr;
+  CUdeviceptr done_;  // two words: the last command completed on each lane
+  std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
+  cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
   cudaMemLocation gpu_{}, host_{};
-  CUevent prefetch_waited_ = nullptr, evict_waited_ = nullptr;  // last event each stream waits on
+  CUevent after_waited_[kLanes] = {nullptr, nullptr, nullptr};  // the last event each lane waits on
+  uint64_t lane_waited_[kLanes][kLanes] = {};  // [lane][other]: the other lane's progress it already waits for
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Command> queue_;
@@ -477,41 +542,59 @@ struct Switches {
 class Engine {
  public:
   Engine(Mode mode, int64_t capacity_blocks, const CorrelationConfig& config, Switches switches, int device)
-      : mode_(mode), capacity_blocks_(capacity_blocks), switches_(switches), predictor_(config), worker_(device) {}
+      : mode_(mode), device_(device), capacity_blocks_(capacity_blocks), switches_(switches), predictor_(config),
+        worker_(device) {}
 
   void on_launch(uint64_t exec_id, const std::vector<int64_t>& blocks, CUstream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     g_counters.launches++;
     launch_ += 1;
+    std::vector<int64_t> missing;
+    uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
     for (int64_t b : blocks) {
       BlockState& s = state(b);
+      if (s.used_by == 0) touched_blocks_ += 1;
       s.used_by = launch_;
       if (s.iteration != iteration_) {
         s.iteration = iteration_;
         touched_in_iteration_ += 1;
       }
+      if (!s.resident) missing.push_back(b);
+      need[s.last_lane] = std::max(need[s.last_lane], s.moved[s.last_lane]);
     }
-    if (mode_ == Mode::kDeepUM) predict(exec_id, blocks);
-    for (int64_t b : blocks) make_resident(b, /*prefetch=*/false);
+    for (int64_t b : missing) make_resident(b, false);
+    const bool prefetching = mode_ == Mode::kDeepUM && switches_.prefetch;
+    // Correlation only pays once the blocks touched so far exceed the capacity: until then every
+    // block stays resident once it has arrived, and the kernel's own missing blocks are all a
+    // prefetch could bring. Without budget pressure the predictor costs the launch nothing.
+    if (mode_ == Mode::kDeepUM && touched_blocks_ > capacity_blocks_) predict(exec_id, blocks);
+    // Waits for the blocks' earlier migrations first, so that an eviction still in flight cannot
+    // land after the prefetch below.
+    wait_for_migrations(need, stream);
+    if (prefetching) prefetch_on_stream(missing, stream);
     while (resident_ > capacity_blocks_) {
       const int64_t v = victim(false);
       if (v == kNone) break;
       evict(v);
     }
-    if (mode_ == Mode::kDeepUM && switches_.prefetch) plan_prefetches();
+    if (prefetching) plan_prefetches();
     peak_resident_ = std::max(peak_resident_, resident_);
-    if (evictions_.empty() && prefetches_.empty()) return;
-    // Everything decided at this launch runs once the GPU has finished the work launched before
-    // it: the GPU-time point the residency model stands for (the CPU may be far ahead).
-    std::sort(evictions_.begin(), evictions_.end(), [](const Command& a, const Command& b) { return a.block < b.block; });
-    CUevent after = nullptr;
-    if (cuEventCreate(&after, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS || cuEventRecord(after, stream) != CUDA_SUCCESS)
-      g_counters.cuda_errors++;
-    evictions_.insert(evictions_.end(), prefetches_.begin(), prefetches_.end());
-    for (auto& c : evictions_) c.after = after;
-    worker_.submit(std::move(evictions_));
-    evictions_.clear();
-    prefetches_.clear();
+    if (!evictions_.empty() || !prefetches_.empty()) {
+      // The rest runs once the GPU has finished the work launched before this kernel: the GPU-time
+      // point the residency model stands for (the CPU may be far ahead).
+      std::sort(evictions_.begin(), evictions_.end(), [](const Command& a, const Command& b) { return a.block < b.block; });
+      CUevent after = nullptr;
+      if (!driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
+          !driver_ok(cuEventRecord(after, stream), "cuEventRecord"))
+        after = nullptr;
+      std::vector<Command> commands;
+      for (auto* decided : {&evictions_, &prefetches_})
+        for (Command& c : *decided) commands.push_back(Command{c.op, c.block, after});
+      evictions_.clear();
+      prefetches_.clear();
+      for (Command& c : commands) number(c);
+      worker_.submit(std::move(commands));
+    }
   }
 
   void drain() { worker_.drain(); }
@@ -535,10 +618,72 @@ class Engine {
     int32_t protect = 0;      // window entries that need the block
     uint64_t used_by = 0;     // last launch that touched it
     uint64_t iteration = UINT64_MAX;  // last iteration that touched it
+    Lane last_lane = kToGpu;  // lane of its latest command
+    uint64_t moved[kLanes] = {0, 0, 0};  // per lane: the number of its latest command there (0: none)
     std::list<int64_t>::iterator lru;
   };
 
   BlockState& state(int64_t b) { return blocks_[b]; }
+
+  // Numbers a command on its lane and orders it after the block's latest command (each command of
+  // a block waits for the one before it, so they run in decision order across lanes).
+  void number(Command& c) {
+    BlockState& s = state(c.block);
+    const Lane lane = lane_of(c.op);
+    c.seq = ++lane_seq_[lane];
+    c.wait_lane = s.last_lane;
+    c.wait = s.last_lane == lane ? 0 : s.moved[s.last_lane];
+    s.moved[lane] = c.seq;
+    s.last_lane = lane;
+  }
+
+  // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
+  // (the latest of the kernel's blocks there) has completed, as far as the worker has issued it (a
+  // command not yet issued is not waited for: the kernel may fault on its block); waits the stream
+  // already has are not repeated.
+  void wait_for_migrations(const uint64_t (&need)[kLanes], CUstream stream) {
+    auto& waited = stream_waited_[stream];
+    for (const Lane lane : kAllLanes) {
+      const uint64_t published = worker_.published(lane);
+      if (need[lane] > published) g_counters.kernel_waits_unissued++;
+      const uint64_t target = std::min(need[lane], published);
+      if (target <= waited[lane]) continue;
+      if (driver_ok(cuStreamWaitValue64(stream, worker_.done_word(lane), target, CU_STREAM_WAIT_VALUE_GEQ),
+                    "kernel wait for its blocks"))
+        g_counters.kernel_waits++;
+      waited[lane] = target;
+    }
+  }
+
+  // Prefetches the kernel's missing blocks on its own stream, ahead of it (contiguous blocks in one
+  // call). Its launching thread pays the call (~100 us each); in steady state the window has
+  // already brought them.
+  void prefetch_on_stream(const std::vector<int64_t>& missing, CUstream stream) {
+    if (missing.empty()) return;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (start, bytes)
+    {
+      std::lock_guard<std::mutex> lock(g_memory.mutex());
+      uint64_t segment = 0;
+      for (int64_t b : missing) {
+        const auto [part, part_bytes, part_segment] = g_memory.managed_part(b);
+        if (!part_bytes) continue;
+        if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment)
+          ranges.back().second += part_bytes;
+        else
+          ranges.emplace_back(part, part_bytes), segment = part_segment;
+      }
+    }
+    CUmemLocation gpu{};
+    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    gpu.id = device_;
+    for (const auto& [start, bytes] : ranges) {
+      if (!driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream), "prefetch on the kernel's stream"))
+        continue;
+      g_counters.demand_prefetch_calls++;
+      g_counters.demand_prefetch_bytes += bytes;
+    }
+    for (int64_t b : missing) state(b).last_lane = kToGpu;
+  }
 
   void predict(uint64_t exec_id, const std::vector<int64_t>& blocks) {
     const WindowChange change = predictor_.on_kernel(exec_id);
@@ -632,6 +777,7 @@ class Engine {
   }
 
   const Mode mode_;
+  const int device_;
   const int64_t capacity_blocks_;
   const Switches switches_;
   std::mutex mutex_;
@@ -642,8 +788,11 @@ class Engine {
   size_t issued_ = 0;
   int64_t resident_ = 0, peak_resident_ = 0;
   uint64_t launch_ = 0;
+  int64_t touched_blocks_ = 0;  // distinct blocks launches have used so far
   uint64_t iteration_ = 0, touched_in_iteration_ = 0;
   std::vector<Command> prefetches_, evictions_;
+  uint64_t lane_seq_[kLanes] = {0, 0, 0};  // commands numbered so far on each lane
+  std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
   Worker worker_;
 };
 
@@ -887,6 +1036,10 @@ py::dict stats() {
   out["other_h2d_bytes"] = g_counters.other_h2d_bytes.load();
   out["d2h_bytes"] = g_counters.d2h_bytes.load();
   out["cuda_errors"] = g_counters.cuda_errors.load();
+  out["kernel_waits"] = g_counters.kernel_waits.load();
+  out["kernel_waits_unissued"] = g_counters.kernel_waits_unissued.load();
+  out["demand_prefetch_calls"] = g_counters.demand_prefetch_calls.load();
+  out["demand_prefetch_bytes"] = g_counters.demand_prefetch_bytes.load();
   out["param_info_failures_func"] = g_counters.param_info_failures_func.load();
   out["param_info_failures_kernel"] = g_counters.param_info_failures_kernel.load();
   out["launches_without_arguments"] = g_counters.launches_without_arguments.load();
