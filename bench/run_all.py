@@ -34,11 +34,11 @@ from deepum import bench_report  # noqa: E402
 from deepum.units import format_bytes  # noqa: E402
 
 SWEEP_SIZES = {
-    # workload: train.py flags of its sweep size; working sets of about 3.5, 7, 3 and 1 GiB keep the
-    # default sweep (56 runs) near 8 minutes of H200 time: each run costs some 6 s of start-up, and
-    # um at half the footprint spent 0.4 s per GB of working set per step (bench/results/gpu/gpu_check.json)
+    # workload: train.py flags of its sweep size; working sets of a few GiB keep a sweep at budgets
+    # 0.75 and 0.5 (44 runs) under 8 minutes of H200 time: each run costs some 6 s of start-up, and
+    # um at half the footprint spent 0.4 s per GB of working set per step (bench/results/gpu_check/)
     "gpt2": "--layers 12 --hidden 768 --heads 12 --seq 512 --batch 2",
-    "bert-large": "--seq 128 --batch 4",
+    "bert-large": "--layers 12 --seq 128 --batch 8",
     "resnet152": "--batch 16 --image 224",
     "dlrm": "--tables 8 --rows 500000 --dim 64 --lookups 32 --batch 2048",
 }

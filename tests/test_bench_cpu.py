@@ -211,6 +211,8 @@ def test_train_keeps_the_gpu_check_call_form():
                        "--seq", "8", "--batch", "2", "--steps", "3", "--warmup", "1")
     assert args.workload == "gpt2" and args.capacity == 8 * GIB
     assert workloads.workload_id(args) == "gpt2 batch=2 heads=4 hidden=32 layers=2 seq=8 vocab=50304"
+    assert args.record is None
+    assert parse_train("--mode", "deepum", "--record", "run.npz").record == "run.npz"
 
 
 @pytest.mark.parametrize("mode, switches", [
@@ -228,6 +230,8 @@ def test_train_modes_map_to_config_switches(mode, switches):
 @pytest.mark.parametrize("argv, message", [
     (["--mode", "none", "--capacity", "1GiB"], "runs without a budget"),
     (["--mode", "save_on_cpu", "--capacity", "1GiB"], "runs without a budget"),
+    (["--mode", "none", "--record", "run.npz"], "--record needs a unified-memory mode"),
+    (["--mode", "save_on_cpu", "--record", "run.npz"], "--record needs a unified-memory mode"),
     (["--mode", "um", "--capacity", "lots"], "bad --capacity"),
     (["--steps", "3", "--warmup", "3"], "at least one step is measured"),
     (["--steps", "0"], "--steps must be at least 1"),
