@@ -338,6 +338,26 @@ bool driver_ok(CUresult result, const char* what) {
   return false;
 }
 
+// The managed parts of `blocks` (in order) as (start, bytes) ranges, contiguous parts of one managed
+// segment joined: one migration call each. Read under the memory map's lock, issued without it: a
+// migration never changes contents, so launches and allocations need not wait for it.
+std::vector<std::pair<uint64_t, uint64_t>> contiguous_ranges(const std::vector<int64_t>& blocks) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::lock_guard<std::mutex> lock(g_memory.mutex());
+  uint64_t segment = 0;
+  for (int64_t b : blocks) {
+    const auto [part, part_bytes, part_segment] = g_memory.managed_part(b);
+    if (!part_bytes) continue;
+    if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment) {
+      ranges.back().second += part_bytes;
+    } else {
+      ranges.emplace_back(part, part_bytes);
+      segment = part_segment;
+    }
+  }
+  return ranges;
+}
+
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
@@ -490,26 +510,11 @@ class Worker {
     cudaGetLastError();
   }
 
-  // Migrates blocks [from, to) of the batch, contiguous ranges coalesced into one call each (a call
-  // stays inside one managed allocation). Ranges are read under the memory map's lock, issued
-  // without it: a migration never changes contents, so launches and allocations need not wait.
+  // Migrates blocks [from, to) of the batch, one call per contiguous range.
   void migrate(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu, cudaStream_t stream) {
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (start, bytes)
-    {
-      std::lock_guard<std::mutex> lock(g_memory.mutex());
-      uint64_t segment = 0;
-      for (size_t k = from; k < to; ++k) {
-        const auto [part, part_bytes, part_segment] = g_memory.managed_part(batch[k].block);
-        if (!part_bytes) continue;
-        if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment) {
-          ranges.back().second += part_bytes;
-        } else {
-          ranges.emplace_back(part, part_bytes);
-          segment = part_segment;
-        }
-      }
-    }
-    for (const auto& [start, bytes] : ranges) {
+    std::vector<int64_t> blocks;
+    for (size_t k = from; k < to; ++k) blocks.push_back(batch[k].block);
+    for (const auto& [start, bytes] : contiguous_ranges(blocks)) {
       const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
       if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
       (to_gpu ? g_counters.prefetch_calls : g_counters.evict_calls)++;
@@ -518,7 +523,7 @@ class Worker {
   }
 
   int device_;
-  CUdeviceptr done_;  // two words: the last command completed on each lane
+  CUdeviceptr done_;  // kLanes words: the last command completed on each lane
   std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
   cudaMemLocation gpu_{}, host_{};
@@ -587,13 +592,14 @@ class Engine {
       if (!driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
           !driver_ok(cuEventRecord(after, stream), "cuEventRecord"))
         after = nullptr;
-      std::vector<Command> commands;
-      for (auto* decided : {&evictions_, &prefetches_})
-        for (Command& c : *decided) commands.push_back(Command{c.op, c.block, after});
+      evictions_.insert(evictions_.end(), prefetches_.begin(), prefetches_.end());
+      for (Command& c : evictions_) {
+        c.after = after;
+        number(c);
+      }
+      worker_.submit(std::move(evictions_));
       evictions_.clear();
       prefetches_.clear();
-      for (Command& c : commands) number(c);
-      worker_.submit(std::move(commands));
     }
   }
 
@@ -660,23 +666,10 @@ class Engine {
   // already brought them.
   void prefetch_on_stream(const std::vector<int64_t>& missing, CUstream stream) {
     if (missing.empty()) return;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // (start, bytes)
-    {
-      std::lock_guard<std::mutex> lock(g_memory.mutex());
-      uint64_t segment = 0;
-      for (int64_t b : missing) {
-        const auto [part, part_bytes, part_segment] = g_memory.managed_part(b);
-        if (!part_bytes) continue;
-        if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment)
-          ranges.back().second += part_bytes;
-        else
-          ranges.emplace_back(part, part_bytes), segment = part_segment;
-      }
-    }
     CUmemLocation gpu{};
     gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
     gpu.id = device_;
-    for (const auto& [start, bytes] : ranges) {
+    for (const auto& [start, bytes] : contiguous_ranges(missing)) {
       if (!driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream), "prefetch on the kernel's stream"))
         continue;
       g_counters.demand_prefetch_calls++;
