@@ -72,6 +72,7 @@ class TorchExtension:
 
 MANAGED_ALLOCATOR = NativeLibrary("managed_allocator", ("kernels/managed_allocator.cpp",))
 ONLINE_ENGINE = TorchExtension("online_engine", ("driver_hooks/online.cpp", "driver_hooks/correlation.hpp",
+                                                 "driver_hooks/next_use.hpp",
                                                  "driver_hooks/correlation_config.hpp"),
                                flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)
 

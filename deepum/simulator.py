@@ -105,7 +105,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         trace.mem_action if has_mem else np.zeros(0, np.int8),
         trace.mem_address if has_mem else np.zeros(0, np.uint64),
         trace.mem_bytes if has_mem else np.zeros(0, np.uint64),
-        dataclasses.asdict(calibration), config.to_dict())
+        trace.iteration_first_kernel, dataclasses.asdict(calibration), config.to_dict())
     timeline = {key: raw[key] for key in _TIMELINE_KEYS}
     timeline["kernel_iteration"] = trace.kernel_iteration
     prefetched = raw["prefetch_bytes"]

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -46,6 +47,7 @@
 #include <vector>
 
 #include "correlation_config.hpp"
+#include "next_use.hpp"
 
 namespace CA = c10::cuda::CUDACachingAllocator;
 using namespace deepum;
@@ -55,7 +57,6 @@ namespace {
 constexpr int kBlockShift = 21;
 constexpr uint64_t kBlockBytes = uint64_t(1) << kBlockShift;
 constexpr int32_t kNone = -1;
-constexpr int kDeadSearch = 64;  // least-recently-migrated candidates searched for a dead victim
 
 void check_cupti(CUptiResult result, const char* call) {
   if (result != CUPTI_SUCCESS) {
@@ -316,6 +317,8 @@ struct Counters {
   std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};
   std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
+  std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
+  std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
 };
 
 Counters g_counters;
@@ -454,7 +457,8 @@ class Worker {
         // Issued earlier by this thread (unless its write failed): never a wait on work yet to come.
         const uint64_t target = std::min(need[other], published(other));
         if (other == lane || target <= lane_waited_[lane][other]) continue;
-        driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane");
+        if (driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane"))
+          g_counters.lane_waits++;
         lane_waited_[lane][other] = target;
       }
       if (first.op == Op::kDiscard) discard(batch, i, j);
@@ -541,6 +545,7 @@ enum class Mode { kUm = 1, kAdvise = 2, kDeepUM = 3 };
 
 struct Switches {
   bool prefetch = true, pre_evict = true, invalidate = true, learn_accesses = true;
+  bool evict_by_next_use = false;  // victims by next use foreseen from the last iteration, not by LRU
 };
 
 // Residency model, predictor and eviction choice; called on the launching thread.
@@ -566,19 +571,22 @@ class Engine {
       }
       if (!s.resident) missing.push_back(b);
       need[s.last_lane] = std::max(need[s.last_lane], s.moved[s.last_lane]);
+      if (switches_.evict_by_next_use) next_use_.use(b, launch_, s.resident);
     }
     for (int64_t b : missing) make_resident(b, false);
-    const bool prefetching = mode_ == Mode::kDeepUM && switches_.prefetch;
-    // Correlation only pays once the blocks touched so far exceed the capacity: until then every
-    // block stays resident once it has arrived, and the kernel's own missing blocks are all a
-    // prefetch could bring. Without budget pressure the predictor costs the launch nothing.
-    if (mode_ == Mode::kDeepUM && touched_blocks_ > capacity_blocks_) predict(exec_id, blocks);
+    // Prefetching only pays once the blocks touched so far exceed the capacity: until then every
+    // block stays resident once it has arrived. Without budget pressure the predictor costs the
+    // launch nothing and first touches fault as in mode um (memory placed by prefetches on the
+    // kernel's stream measured up to 18% slower kernels on a GPT-2 step).
+    const bool pressure = touched_blocks_ > capacity_blocks_;
+    const bool prefetching = mode_ == Mode::kDeepUM && switches_.prefetch && pressure;
+    if (mode_ == Mode::kDeepUM && pressure) predict(exec_id, blocks);
     // Waits for the blocks' earlier migrations first, so that an eviction still in flight cannot
     // land after the prefetch below.
     wait_for_migrations(need, stream);
     if (prefetching) prefetch_on_stream(missing, stream);
     while (resident_ > capacity_blocks_) {
-      const int64_t v = victim(false);
+      const int64_t v = victim(false, 0);
       if (v == kNone) break;
       evict(v);
     }
@@ -610,6 +618,7 @@ class Engine {
     const uint64_t touched = touched_in_iteration_ * kBlockBytes;
     iteration_ += 1;
     touched_in_iteration_ = 0;
+    if (switches_.evict_by_next_use) next_use_.start_iteration(launch_ + 1);
     return touched;
   }
   uint64_t peak_resident_bytes() const { return uint64_t(peak_resident_) * kBlockBytes; }
@@ -703,7 +712,7 @@ class Engine {
       for (int64_t b : window_[issued_]) {
         if (state(b).resident) continue;
         if (resident_ >= capacity_blocks_) {
-          const int64_t v = victim(true);
+          const int64_t v = victim(true, launch_ + issued_ + 1);
           if (v == kNone) {
             complete = false;
             break;
@@ -724,6 +733,7 @@ class Engine {
     s.resident = true;
     s.lru = lru_.insert(lru_.end(), b);
     resident_ += 1;
+    if (switches_.evict_by_next_use) next_use_.arrive(b, launch_);
     if (prefetch) prefetches_.push_back(Command{Op::kPrefetch, b, nullptr});
   }
 
@@ -748,11 +758,23 @@ class Engine {
     return g_memory.dead(b);
   }
 
-  // Least recently migrated block the running kernel does not use; in deepum mode with
-  // pre-eviction, also none the prediction window needs (prefetches stop rather than evict those).
-  // With invalidation, a dead block among the first kDeadSearch candidates goes first (no copy).
-  int64_t victim(bool for_prefetch) {
+  // A block the running kernel does not use; in deepum mode with pre-eviction, also none the
+  // prediction window needs (prefetches stop rather than evict those): the least recently migrated
+  // one, or with pre-eviction and eviction "next_use" the one foreseen last (a prefetch for launch
+  // need_at never evicts a block foreseen before it). With invalidation, a dead block among the
+  // first kDeadSearch candidates goes first (no copy).
+  int64_t victim(bool for_prefetch, uint64_t need_at) {
     const bool spare_window = mode_ == Mode::kDeepUM && switches_.pre_evict;
+    if (spare_window && switches_.evict_by_next_use) {
+      const int64_t chosen = next_use_.victim(
+          [this](int64_t b) { return blocks_[b].resident; },
+          [this](int64_t b) { return blocks_[b].used_by != launch_ && blocks_[b].protect == 0; },
+          [this](int64_t b) { return invalidates() && dead(b); }, kDeadSearch, for_prefetch ? need_at : 0);
+      if (chosen != kNone || for_prefetch) return chosen;
+      for (int64_t b : lru_)
+        if (blocks_[b].used_by != launch_) return b;
+      return kNone;
+    }
     int64_t first = kNone;
     int searched = 0;
     for (int64_t b : lru_) {
@@ -781,6 +803,7 @@ class Engine {
   size_t issued_ = 0;
   int64_t resident_ = 0, peak_resident_ = 0;
   uint64_t launch_ = 0;
+  NextUseEviction next_use_;  // victims by foreseen next use (eviction "next_use")
   int64_t touched_blocks_ = 0;  // distinct blocks launches have used so far
   uint64_t iteration_ = 0, touched_in_iteration_ = 0;
   std::vector<Command> prefetches_, evictions_;
@@ -883,6 +906,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite != CUPTI_API_ENTER || !g_engine) return;
+  const auto began = std::chrono::steady_clock::now();
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
@@ -902,6 +926,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, co
     }
     default: break;
   }
+  g_counters.hook_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -981,7 +1006,8 @@ void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool
   }
   std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
   g_engine = std::make_unique<Engine>(static_cast<Mode>(mode), std::max<int64_t>(1, capacity_bytes >> kBlockShift),
-                                      correlation_config_from(c), Switches{prefetch, pre_evict, invalidate, learn_accesses}, device);
+                                      correlation_config_from(c), Switches{prefetch, pre_evict, invalidate, learn_accesses,
+                                               c["eviction"].cast<std::string>() == "next_use"}, device);
   check_cupti(cuptiSubscribe(&g_subscriber, on_callback, nullptr), "cuptiSubscribe");
   for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
@@ -1036,6 +1062,8 @@ py::dict stats() {
   out["param_info_failures_func"] = g_counters.param_info_failures_func.load();
   out["param_info_failures_kernel"] = g_counters.param_info_failures_kernel.load();
   out["launches_without_arguments"] = g_counters.launches_without_arguments.load();
+  out["lane_waits"] = g_counters.lane_waits.load();
+  out["hook_ns"] = g_counters.hook_ns.load();
   {
     std::lock_guard<std::mutex> lock(g_error_mutex);
     out["last_cuda_error"] = g_last_error;

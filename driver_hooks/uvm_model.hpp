@@ -1,6 +1,8 @@
 // UVM driver model for offline replay: 2 MiB blocks of 4 KiB pages on a GPU of fixed capacity,
 // demand faults in batches, the driver's in-block prefetcher, least-recently-migrated eviction,
-// a host link with parallel host->device and device->host directions, a prefetch worker whose
+// a host link that moves one migration at a time (the driver serializes them: a prefetch to the GPU
+// and an eviction to the host issued together took longer than the two one after the other on the
+// H200, bench/results/gpu_check/migration_probe.json), a prefetch worker whose
 // calls cost CPU time, and compute that overlaps with prefetches. Policies decide what to
 // prefetch and what to evict through one small interface (Policy).
 //
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "correlation.hpp"
+#include "next_use.hpp"
 
 namespace deepum {
 
@@ -55,6 +58,8 @@ struct TraceView {
   const int8_t* mem_action = nullptr;
   const uint64_t* mem_address = nullptr;
   const uint64_t* mem_bytes = nullptr;
+  size_t iterations = 0;
+  const int64_t* iteration_first_kernel = nullptr;  // increasing
 };
 
 struct Totals {
@@ -171,10 +176,10 @@ class Simulator {
       const bool starts_run = i == 0 || trace_.block_number[b] != trace_.block_number[admitted_[i - 1].first] + 1;
       if (starts_run) {
         cpu_free_s_ = std::max(cpu_free_s_, now_) + cost_.prefetch_call_s;
-        link = std::max({cpu_free_s_, h2d_free_s_, room_ready});
+        link = std::max({cpu_free_s_, link_free_s_, room_ready});
       }
       link += double(bytes) / cost_.prefetch_bytes_per_s;
-      h2d_free_s_ = link;
+      link_free_s_ = link;
       arrival_s_[b] = link;
       prefetched_bytes_[b] += bytes;
       totals_.prefetch_bytes += bytes;
@@ -235,7 +240,7 @@ class Simulator {
         const int16_t moved = whole_block ? pages_per_block_ - resident_pages_[b] : missing;
         const int64_t bytes = int64_t(moved) * cost_.page_bytes;
         fault_s += double(bytes) / (write ? cost_.fault_write_bytes_per_s : cost_.fault_read_bytes_per_s);
-        h2d_free_s_ = std::max(h2d_free_s_, now_) + double(bytes) / cost_.prefetch_bytes_per_s;
+        link_free_s_ = std::max(link_free_s_, now_) + double(bytes) / cost_.prefetch_bytes_per_s;
         fault_pages += missing;
         totals_.fault_blocks += 1;
         arrival_s_[b] = now_;
@@ -289,8 +294,8 @@ class Simulator {
       record_.discard_bytes += bytes;
       dropped_[b] = 1;
     } else {
-      d2h_free_s_ = std::max(d2h_free_s_, now_) + double(bytes) / cost_.evict_bytes_per_s;
-      room_ready = std::max(room_ready, d2h_free_s_);
+      link_free_s_ = std::max(link_free_s_, now_) + double(bytes) / cost_.evict_bytes_per_s;
+      room_ready = std::max(room_ready, link_free_s_);
       totals_.d2h_bytes += bytes;
       totals_.evicted_bytes += bytes;
       record_.evict_bytes += bytes;
@@ -362,7 +367,7 @@ class Simulator {
   std::vector<std::pair<int32_t, int64_t>> admitted_;  // (block, bytes) of that batch
   int64_t resident_blocks_ = 0;
   int64_t current_ = -1;
-  double now_ = 0, h2d_free_s_ = 0, d2h_free_s_ = 0, cpu_free_s_ = 0;
+  double now_ = 0, link_free_s_ = 0, cpu_free_s_ = 0;
   Totals totals_;
   KernelRecord record_{};
   std::vector<KernelRecord> timeline_;
@@ -378,6 +383,7 @@ class DriverOnlyPolicy : public Policy {
 struct DeepUMSwitches {
   bool learn_accesses = true;  // learn every block a kernel touches (false: only the blocks it faults on)
   bool prefetch = true, pre_evict = true, invalidate = true;
+  bool evict_by_next_use = false;  // victims by foreseen next use (next_use.hpp), not least recently migrated
 };
 
 // `deepum`: correlation prefetch of the predicted next kernels' blocks, pre-eviction of blocks
@@ -388,6 +394,12 @@ class DeepUMPolicy : public Policy {
       : predictor_(config), switches_(switches), protect_(blocks, 0) {}
 
   void on_launch(Simulator& sim, size_t kernel) override {
+    kernel_ = kernel;
+    const TraceView& trace = sim.trace();
+    if (next_iteration_ < trace.iterations && kernel == size_t(trace.iteration_first_kernel[next_iteration_])) {
+      if (switches_.evict_by_next_use) next_use_.start_iteration(kernel);
+      ++next_iteration_;
+    }
     const WindowChange change = predictor_.on_kernel(sim.trace().exec_id[kernel]);
     for (size_t i = 0; i < change.popped; ++i) {
       for (int32_t b : window_.front()) protect_[b] -= 1;
@@ -411,6 +423,7 @@ class DeepUMPolicy : public Policy {
       wanted_.clear();
       for (int32_t b : window_[issued_])
         if (!sim.resident(b)) wanted_.push_back(b);
+      need_at_ = kernel + issued_ + 1;
       if (sim.prefetch(wanted_) < wanted_.size()) break;
     }
   }
@@ -420,9 +433,23 @@ class DeepUMPolicy : public Policy {
   }
   void on_access(Simulator& sim, int32_t block, size_t) override {
     if (switches_.learn_accesses) predictor_.on_fault(sim.trace().block_number[block]);
+    if (switches_.evict_by_next_use) next_use_.use(block, kernel_, sim.occupies(block));
+  }
+  void on_resident(Simulator&, int32_t block) override {
+    if (switches_.evict_by_next_use) next_use_.arrive(block, kernel_);
   }
 
+  // The same choice as the online engine's (driver_hooks/online.cpp).
   int32_t victim(Simulator& sim, bool for_prefetch) override {
+    if (switches_.pre_evict && switches_.evict_by_next_use) {
+      const int64_t chosen = next_use_.victim(
+          [&sim](int64_t b) { return sim.occupies(int32_t(b)); },
+          [&](int64_t b) { return !sim.in_use(int32_t(b)) && !protect_[b]; },
+          [&](int64_t b) { return switches_.invalidate && sim.dead(int32_t(b)); }, kDeadSearch,
+          for_prefetch ? need_at_ : 0);
+      if (chosen != NextUseEviction::kNoVictim || for_prefetch) return int32_t(chosen);
+      return sim.driver_victim();
+    }
     if (switches_.pre_evict) {
       if (switches_.invalidate)
         for (int32_t b = sim.dead_resident().head(); b != kNone; b = sim.dead_resident().next(b))
@@ -443,6 +470,10 @@ class DeepUMPolicy : public Policy {
   Predictor predictor_;
   DeepUMSwitches switches_;
   std::vector<int32_t> protect_;             // how many window entries need the block
+  NextUseEviction next_use_;                 // victims by foreseen next use (eviction "next_use")
+  size_t kernel_ = 0;                        // the kernel being launched
+  size_t next_iteration_ = 0;                // index of the next iteration to start
+  uint64_t need_at_ = 0;                     // kernel the prefetch under way is for
   std::deque<std::vector<int32_t>> window_;  // dense blocks of the predictor's window entries
   size_t issued_ = 0;                        // window entries whose prefetches are all issued
   std::vector<int32_t> wanted_;

@@ -44,8 +44,8 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
                   const CArray<int32_t>& access_block, const CArray<int16_t>& access_pages,
                   const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
                   const CArray<int64_t>& mem_kernel, const CArray<int8_t>& mem_action,
-                  const CArray<uint64_t>& mem_address, const CArray<uint64_t>& mem_bytes, const py::dict& cost,
-                  const py::dict& config) {
+                  const CArray<uint64_t>& mem_address, const CArray<uint64_t>& mem_bytes,
+                  const CArray<int64_t>& iteration_first_kernel, const py::dict& cost, const py::dict& config) {
   TraceView t;
   t.kernels = size_t(exec_id.size());
   t.exec_id = exec_id.data();
@@ -62,6 +62,8 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   t.mem_action = checked(mem_action, t.mem_events, "mem_action");
   t.mem_address = checked(mem_address, t.mem_events, "mem_address");
   t.mem_bytes = checked(mem_bytes, t.mem_events, "mem_bytes");
+  t.iterations = size_t(iteration_first_kernel.size());
+  t.iteration_first_kernel = iteration_first_kernel.data();
   if (t.kernels == 0) throw std::invalid_argument("the trace has no kernels");
 
   std::unique_ptr<Policy> policy;
@@ -71,8 +73,11 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
     const std::string learn_from = config["learn_from"].cast<std::string>();
     if (learn_from != "accesses" && learn_from != "faults")
       throw std::invalid_argument("learn_from must be 'accesses' or 'faults', got '" + learn_from + "'");
+    const std::string eviction = config["eviction"].cast<std::string>();
+    if (eviction != "lru" && eviction != "next_use")
+      throw std::invalid_argument("eviction must be 'lru' or 'next_use', got '" + eviction + "'");
     DeepUMSwitches sw{learn_from == "accesses", config["prefetch"].cast<bool>(), config["pre_evict"].cast<bool>(),
-                      config["invalidate"].cast<bool>()};
+                      config["invalidate"].cast<bool>(), eviction == "next_use"};
     policy = std::make_unique<DeepUMPolicy>(correlation_config_from(config), sw, t.blocks);
   } else if (policy_name == "oracle") {
     policy = std::make_unique<OraclePolicy>(t, config["lookahead"].cast<size_t>());
@@ -127,7 +132,8 @@ void bind_uvm_model(py::module_& m) {
   m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("exec_id"),
         py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
         py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
-        py::arg("mem_address"), py::arg("mem_bytes"), py::arg("cost"), py::arg("config"),
+        py::arg("mem_address"), py::arg("mem_bytes"), py::arg("iteration_first_kernel"), py::arg("cost"),
+        py::arg("config"),
         "Replays a trace (dense block indices) under a policy on the UVM driver model; returns totals and "
         "per-kernel arrays. Times in seconds, sizes in bytes.");
 }
