@@ -42,8 +42,8 @@ SWEEP_SIZES = {
     "resnet152": "--batch 16 --image 224",
     "dlrm": "--tables 8 --rows 500000 --dim 64 --lookups 32 --batch 2048",
 }
-MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate")
-ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate")
+MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate", "deepum-lru")
+ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate", "deepum-lru")
 UNBUDGETED = ("none", "save_on_cpu")
 PROBE_MODE = "deepum"
 PREBUILD = ("from deepum import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "

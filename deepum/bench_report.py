@@ -15,7 +15,8 @@ from pathlib import Path
 
 from .units import format_bytes
 
-MODE_ORDER = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate")
+MODE_ORDER = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate",
+              "deepum-lru")
 UNBUDGETED_MODES = ("none", "save_on_cpu")
 """Modes that run without a capacity budget."""
 BUDGETED_MODES = tuple(m for m in MODE_ORDER if m not in UNBUDGETED_MODES)
@@ -32,6 +33,8 @@ HEADLINES = {
                               "step time without pre-eviction / deepum step time"),
     "ablation_no_invalidate": ("deepum-no-invalidate", "deepum", "over",
                                "step time without invalidation / deepum step time"),
+    "ablation_lru_eviction": ("deepum-lru", "deepum", "over",
+                              "step time evicting least recently migrated blocks / deepum step time"),
 }
 
 
@@ -115,8 +118,8 @@ def headline_text(figures: dict) -> str:
     """The headline as lines of text (geometric means over workloads and budgets below 1)."""
     lines = []
     for key in ("deepum_speedup_over_um", "deepum_vs_in_memory", "deepum_vs_physical_limit", "deepum_faults_vs_um",
-                "ablation_no_pre_evict", "ablation_no_invalidate", "deepum_speedup_over_advise", "um_vs_in_memory",
-                "save_on_cpu_vs_in_memory", "deepum_overhead_unbudgeted"):
+                "ablation_no_pre_evict", "ablation_no_invalidate", "ablation_lru_eviction", "deepum_speedup_over_advise",
+                "um_vs_in_memory", "save_on_cpu_vs_in_memory", "deepum_overhead_unbudgeted"):
         item = figures[key]
         lines.append(f"- `{key}`: {_x(item['geomean'], 3 if key == 'deepum_faults_vs_um' else 2)} "
                      f"(geomean of {item['n']}; {item['meaning']})")

@@ -3,7 +3,9 @@ every thread, into CUDA managed memory under a hard cap (the fuse), in one of fo
 
 - `none`: plain PyTorch, nothing routed;
 - `um`: managed memory, the driver migrates pages on demand;
-- `advise`: `um` plus per-data-type advice (parameters preferred on the GPU, inputs read-mostly);
+- `advise`: `um` plus per-data-type advice (parameters preferred on the GPU, inputs read-mostly) and,
+  under budget pressure, each kernel's missing blocks (its intermediates) prefetched on its stream
+  just before it instead of faulted;
 - `deepum`: `um` plus the caching-allocator trace that correlation prefetching builds on.
 
 enable() must run before the CUDA context exists (CUPTI's unified-memory counters record only when

@@ -336,7 +336,7 @@ def test_sweep_runs_references_probe_and_budgets(stub_train, tmp_path, capsys):
     names = sorted(p.stem for p in out.glob("gpt2_*.json"))
     assert names == sorted(["gpt2_none_full", "gpt2_save_on_cpu_full", "gpt2_deepum_full",
                             *(f"gpt2_{m}_b{b}" for m in ("um", "advise", "deepum") for b in ("1.00", "0.50")),
-                            "gpt2_deepum-no-pre-evict_b0.50", "gpt2_deepum-no-invalidate_b0.50"])
+                            "gpt2_deepum-no-pre-evict_b0.50", "gpt2_deepum-no-invalidate_b0.50", "gpt2_deepum-lru_b0.50"])
     um = json.loads((out / "gpt2_um_b0.50.json").read_text())
     assert um["capacity_bytes"] == 2 * GIB and um["budget_fraction"] == 0.5 and um["status"] == "ok"
     assert um["argv"][um["argv"].index("--layers") + 1] == "2" and "--steps 3" in um["command"]
