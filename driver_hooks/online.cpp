@@ -582,9 +582,10 @@ class Engine {
     const bool prefetching = mode_ == Mode::kDeepUM && switches_.prefetch && pressure;
     if (mode_ == Mode::kDeepUM && pressure) predict(exec_id, blocks);
     // Waits for the blocks' earlier migrations first, so that an eviction still in flight cannot
-    // land after the prefetch below.
+    // land after the prefetch below. Mode advise prefetches each kernel's missing blocks (its
+    // intermediates) this way too, without prediction.
     wait_for_migrations(need, stream);
-    if (prefetching) prefetch_on_stream(missing, stream);
+    if (prefetching || (mode_ == Mode::kAdvise && pressure)) prefetch_on_stream(missing, stream);
     while (resident_ > capacity_blocks_) {
       const int64_t v = victim(false, 0);
       if (v == kNone) break;
