@@ -5,19 +5,24 @@
 // (launches counted from the iteration's first) is foreseen, at position p of the current one,
 // at the first ui past p, else at u1 of the next iteration. The victim is the resident block
 // foreseen last: Belady's choice on the foreseen future. Blocks the last iteration did not use
-// are foreseen never and go first, least recently arrived first.
+// are foreseen never and go first, least recently arrived first. Blocks are dense indices
+// (0, 1, ... as the caller numbers them). deepum/next_use.py is the
+// readable specification; tests/test_native_agrees.py checks that both choose alike.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <queue>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 namespace deepum {
 
-constexpr int kDeadSearch = 64;  // eviction candidates searched for a dead victim (dropped without a copy)
+constexpr int kDeadSearch = 64;  // LRU eviction: candidates searched for a dead victim (dropped without a copy)
+// Eviction by next use takes the block foreseen last even when a dead one is close behind it (a
+// dead victim is still dropped without a copy): preferring dead blocks among the first 64 gave the
+// same simulated time on the recorded GPT-2 trace and cost most of the replay speed.
+constexpr int kForeseenDeadSearch = 1;
 
 class NextUseEviction {
  public:
@@ -30,39 +35,48 @@ class NextUseEviction {
     last_length_ = first - start_;
     start_ = first;
     queue_ = {};
-    for (auto& [block, b] : blocks_) {
+    parked_.clear();
+    for (size_t block = 0; block < blocks_.size(); ++block) {
+      Block& b = blocks_[block];
       b.before.swap(b.now);
       b.now.clear();
-      if (b.queued) push(block, b, first);
+      if (b.queued) push(int64_t(block), b, first);
     }
   }
 
-  // The kernel of `launch` uses `block` (resident: its place in the queue is renewed).
+  // The kernel of `launch` uses `block` (resident: it is foreseen anew).
   void use(int64_t block, uint64_t launch, bool resident) {
-    Block& b = blocks_[block];
+    Block& b = at(block);
     const uint32_t position = uint32_t(launch - start_);
     if (b.now.empty() || b.now.back() != position) b.now.push_back(position);
-    if (resident) push(block, b, launch);
+    if (resident && (!b.queued || foresee(b, launch) != b.next_use)) push(block, b, launch);
   }
 
   // `block` became resident at `launch`.
   void arrive(int64_t block, uint64_t launch) {
-    Block& b = blocks_[block];
+    Block& b = at(block);
     b.age = ++arrivals_;
     push(block, b, launch);
   }
 
   // The launch at which `block` is foreseen to be used next, seen from `launch`.
   uint64_t foresee(int64_t block, uint64_t launch) const {
-    auto it = blocks_.find(block);
-    return it == blocks_.end() ? kUnforeseen : foresee(it->second, launch);
+    return size_t(block) < blocks_.size() ? foresee(blocks_[block], launch) : kUnforeseen;
   }
 
-  // The resident block foreseen last among those `may_go` allows; among the first `dead_search`
-  // of them, a `dead` one (dropped without a copy) is preferred. With need_at > 0 (a prefetch for
-  // the kernel of that launch), no block foreseen at or before need_at is given up: kNoVictim.
+  // The resident block foreseen last (ties: the least recently arrived) among those `may_go`
+  // allows; among the first `dead_search` of them, the first `dead` one (dropped without a copy)
+  // is preferred. With need_at > 0 (a prefetch for the kernel of that launch), no block foreseen
+  // at or before need_at is given up: kNoVictim. Blocks given up leave the queue until they
+  // arrive again or are used while resident. `launch` is the launch asking: within one launch, a
+  // block `may_go` refused stays refused (it is set aside until the next launch asks).
   template <typename Resident, typename MayGo, typename Dead>
-  int64_t victim(Resident resident, MayGo may_go, Dead dead, int dead_search, uint64_t need_at) {
+  int64_t victim(uint64_t launch, Resident resident, MayGo may_go, Dead dead, int dead_search, uint64_t need_at) {
+    if (launch != parked_launch_) {
+      for (const Entry& e : parked_) queue_.push(e);
+      parked_.clear();
+      parked_launch_ = launch;
+    }
     std::vector<Entry> kept;
     Entry chosen{0, 0, kNoVictim};
     int searched = 0;
@@ -70,9 +84,12 @@ class NextUseEviction {
       const Entry top = queue_.top();
       queue_.pop();
       const int64_t block = std::get<2>(top);
-      if (!current(top, resident(block))) continue;
+      if (!resident(block) || !current(top)) continue;
+      if (!may_go(block)) {
+        parked_.push_back(top);
+        continue;
+      }
       kept.push_back(top);
-      if (!may_go(block)) continue;
       if (std::get<2>(chosen) == kNoVictim) chosen = top;
       if (dead(block)) {
         chosen = top;
@@ -93,10 +110,14 @@ class NextUseEviction {
     std::vector<uint32_t> before, now;  // positions of its uses in the last / the current iteration
     uint64_t next_use = kUnforeseen;    // as last pushed
     uint64_t age = 0;                   // number of its latest arrival
-    bool queued = false;                // has a current entry in the queue
+    bool queued = false;                // may have a current entry in the queue (one at most)
   };
   using Entry = std::tuple<uint64_t, uint64_t, int64_t>;  // next use, UINT64_MAX - age, block
 
+  Block& at(int64_t block) {
+    if (size_t(block) >= blocks_.size()) blocks_.resize(size_t(block) + 1);
+    return blocks_[block];
+  }
   uint64_t foresee(const Block& b, uint64_t launch) const {
     if (b.before.empty()) return kUnforeseen;
     const uint64_t position = launch - start_;
@@ -109,18 +130,16 @@ class NextUseEviction {
     b.queued = true;
     queue_.emplace(b.next_use, UINT64_MAX - b.age, block);
   }
-  // An entry is current while its block is resident and it holds the block's latest figures.
-  bool current(const Entry& e, bool resident) {
-    auto it = blocks_.find(std::get<2>(e));
-    if (!resident) {
-      it->second.queued = false;
-      return false;
-    }
-    return it->second.queued && std::get<0>(e) == it->second.next_use && std::get<1>(e) == UINT64_MAX - it->second.age;
+  // An entry is current while it holds its block's latest figures and the block is queued.
+  bool current(const Entry& e) const {
+    const Block& b = blocks_[std::get<2>(e)];
+    return b.queued && std::get<0>(e) == b.next_use && std::get<1>(e) == UINT64_MAX - b.age;
   }
 
-  std::unordered_map<int64_t, Block> blocks_;
+  std::vector<Block> blocks_;  // by dense block index
   std::priority_queue<Entry> queue_;  // latest foreseen first; stale entries are skipped
+  std::vector<Entry> parked_;         // entries may_go refused during launch parked_launch_
+  uint64_t parked_launch_ = 0;
   uint64_t start_ = 0, last_length_ = 0, arrivals_ = 0;
 };
 

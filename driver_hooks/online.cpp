@@ -571,7 +571,7 @@ class Engine {
       }
       if (!s.resident) missing.push_back(b);
       need[s.last_lane] = std::max(need[s.last_lane], s.moved[s.last_lane]);
-      if (switches_.evict_by_next_use) next_use_.use(b, launch_, s.resident);
+      if (switches_.evict_by_next_use) next_use_.use(s.dense, launch_, s.resident);
     }
     for (int64_t b : missing) make_resident(b, false);
     // Prefetching only pays once the blocks touched so far exceed the capacity: until then every
@@ -635,11 +635,19 @@ class Engine {
     uint64_t used_by = 0;     // last launch that touched it
     uint64_t iteration = UINT64_MAX;  // last iteration that touched it
     Lane last_lane = kToGpu;  // lane of its latest command
+    int64_t dense = 0;        // its index among the blocks seen (for next_use_)
     uint64_t moved[kLanes] = {0, 0, 0};  // per lane: the number of its latest command there (0: none)
     std::list<int64_t>::iterator lru;
   };
 
-  BlockState& state(int64_t b) { return blocks_[b]; }
+  BlockState& state(int64_t b) {
+    auto [it, added] = blocks_.try_emplace(b);
+    if (added) {
+      it->second.dense = int64_t(dense_blocks_.size());
+      dense_blocks_.push_back(b);
+    }
+    return it->second;
+  }
 
   // Numbers a command on its lane and orders it after the block's latest command (each command of
   // a block waits for the one before it, so they run in decision order across lanes).
@@ -734,7 +742,7 @@ class Engine {
     s.resident = true;
     s.lru = lru_.insert(lru_.end(), b);
     resident_ += 1;
-    if (switches_.evict_by_next_use) next_use_.arrive(b, launch_);
+    if (switches_.evict_by_next_use) next_use_.arrive(s.dense, launch_);
     if (prefetch) prefetches_.push_back(Command{Op::kPrefetch, b, nullptr});
   }
 
@@ -762,16 +770,21 @@ class Engine {
   // A block the running kernel does not use; in deepum mode with pre-eviction, also none the
   // prediction window needs (prefetches stop rather than evict those): the least recently migrated
   // one, or with pre-eviction and eviction "next_use" the one foreseen last (a prefetch for launch
-  // need_at never evicts a block foreseen before it). With invalidation, a dead block among the
-  // first kDeadSearch candidates goes first (no copy).
+  // need_at never evicts a block foreseen before it). With invalidation, a dead victim goes without
+  // a copy, and LRU eviction takes a dead block among its first kDeadSearch candidates first.
   int64_t victim(bool for_prefetch, uint64_t need_at) {
     const bool spare_window = mode_ == Mode::kDeepUM && switches_.pre_evict;
     if (spare_window && switches_.evict_by_next_use) {
       const int64_t chosen = next_use_.victim(
-          [this](int64_t b) { return blocks_[b].resident; },
-          [this](int64_t b) { return blocks_[b].used_by != launch_ && blocks_[b].protect == 0; },
-          [this](int64_t b) { return invalidates() && dead(b); }, kDeadSearch, for_prefetch ? need_at : 0);
-      if (chosen != kNone || for_prefetch) return chosen;
+          launch_, [this](int64_t d) { return state(dense_blocks_[d]).resident; },
+          [this](int64_t d) {
+            const BlockState& s = state(dense_blocks_[d]);
+            return s.used_by != launch_ && s.protect == 0;
+          },
+          [this](int64_t d) { return invalidates() && dead(dense_blocks_[d]); }, kForeseenDeadSearch,
+          for_prefetch ? need_at : 0);
+      if (chosen != NextUseEviction::kNoVictim) return dense_blocks_[chosen];
+      if (for_prefetch) return kNone;
       for (int64_t b : lru_)
         if (blocks_[b].used_by != launch_) return b;
       return kNone;
@@ -804,7 +817,8 @@ class Engine {
   size_t issued_ = 0;
   int64_t resident_ = 0, peak_resident_ = 0;
   uint64_t launch_ = 0;
-  NextUseEviction next_use_;  // victims by foreseen next use (eviction "next_use")
+  NextUseEviction next_use_;  // victims by foreseen next use (eviction "next_use"), over dense indices
+  std::vector<int64_t> dense_blocks_;  // dense index -> block
   int64_t touched_blocks_ = 0;  // distinct blocks launches have used so far
   uint64_t iteration_ = 0, touched_in_iteration_ = 0;
   std::vector<Command> prefetches_, evictions_;

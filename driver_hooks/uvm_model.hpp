@@ -443,9 +443,9 @@ class DeepUMPolicy : public Policy {
   int32_t victim(Simulator& sim, bool for_prefetch) override {
     if (switches_.pre_evict && switches_.evict_by_next_use) {
       const int64_t chosen = next_use_.victim(
-          [&sim](int64_t b) { return sim.occupies(int32_t(b)); },
+          kernel_, [&sim](int64_t b) { return sim.occupies(int32_t(b)); },
           [&](int64_t b) { return !sim.in_use(int32_t(b)) && !protect_[b]; },
-          [&](int64_t b) { return switches_.invalidate && sim.dead(int32_t(b)); }, kDeadSearch,
+          [&](int64_t b) { return switches_.invalidate && sim.dead(int32_t(b)); }, kForeseenDeadSearch,
           for_prefetch ? need_at_ : 0);
       if (chosen != NextUseEviction::kNoVictim || for_prefetch) return int32_t(chosen);
       return sim.driver_victim();
