@@ -223,10 +223,12 @@ class MemoryMap {
     if (p >= it->first + it->second) return {0, 0};
     return {it->first, it->second};
   }
-  // Whether no live allocation overlaps the managed part of block b (its contents are dead).
+  // Whether block b lies wholly inside one managed segment and no live allocation overlaps it (its
+  // contents are dead). A block a segment boundary cuts is never dead: the driver discards whole
+  // pages, and a page across the boundary may hold another segment's data.
   bool dead(int64_t b) const {
     const auto [start, bytes, segment] = managed_part(b);
-    if (!bytes) return false;
+    if (bytes != kBlockBytes) return false;
     auto it = live_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
     if (it == live_.begin()) return true;
     --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
@@ -236,18 +238,22 @@ class MemoryMap {
   // Discards: a block the engine chose to drop is pending until the worker issues the discard.
   // Re-allocating memory in a pending block cancels its discard; re-allocating it after the
   // discard was issued makes the allocating stream wait for the discard to finish. So a discard
-  // never lands on memory that holds data again.
-  void discard_pending(int64_t b) { pending_[b] = nullptr; }
+  // never lands on memory that holds data again. A block can be chosen again while its last
+  // discard is still in flight: the issued discard is kept beside the new decision.
+  void discard_pending(int64_t b) { pending_[b].queued = true; }
   bool take_pending(int64_t b) {  // still pending and still dead: the worker may discard it now
     auto it = pending_.find(b);
-    if (it == pending_.end() || it->second) return false;
+    if (it == pending_.end() || !it->second.queued) return false;
     if (!dead(b)) {
-      pending_.erase(it);
+      it->second.queued = false;
+      if (!it->second.issued) pending_.erase(it);
       return false;
     }
     return true;
   }
-  void discard_issued(int64_t b, const std::shared_ptr<CUevent_st>& done) { pending_[b] = done; }
+  // The latest discard of b was issued; an allocation that waits for it waits for the earlier ones
+  // too (one stream runs them in order).
+  void discard_issued(int64_t b, const std::shared_ptr<CUevent_st>& done) { pending_[b] = Discard{false, done}; }
   void discard_settled(int64_t b) { pending_.erase(b); }
   uint64_t discards_cancelled() const { return discards_cancelled_; }
   uint64_t allocation_waits() const { return allocation_waits_; }
@@ -271,7 +277,11 @@ class MemoryMap {
   std::map<uint64_t, uint64_t> live_, segments_;
   std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
   uint64_t allocations_ = 0;
-  std::unordered_map<int64_t, std::shared_ptr<CUevent_st>> pending_;  // block -> null (queued) or done event
+  struct Discard {
+    bool queued = false;                   // chosen, not issued yet
+    std::shared_ptr<CUevent_st> issued;    // completion of the latest discard issued (null: none)
+  };
+  std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;
 
   void order_after_discards(uint64_t addr, uint64_t size, cudaStream_t stream) {
@@ -279,12 +289,11 @@ class MemoryMap {
     for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) {
       auto it = pending_.find(int64_t(b));
       if (it == pending_.end()) continue;
-      if (it->second) {
-        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(it->second.get()), 0);
+      if (it->second.issued) {
+        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(it->second.issued.get()), 0);
         allocation_waits_ += 1;
-      } else {
-        discards_cancelled_ += 1;
       }
+      if (it->second.queued) discards_cancelled_ += 1;
       pending_.erase(it);
     }
   }
