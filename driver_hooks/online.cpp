@@ -586,7 +586,7 @@ class Engine {
     // Prefetching only pays once the blocks touched so far exceed the capacity: until then every
     // block stays resident once it has arrived. Without budget pressure the predictor costs the
     // launch nothing and first touches fault as in mode um (memory placed by prefetches on the
-    // kernel's stream measured up to 18% slower kernels on a GPT-2 step).
+    // kernel's stream made a 24-layer GPT-2 step 18% slower on the H200).
     const bool pressure = touched_blocks_ > capacity_blocks_;
     const bool prefetching = mode_ == Mode::kDeepUM && switches_.prefetch && pressure;
     if (mode_ == Mode::kDeepUM && pressure) predict(exec_id, blocks);

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepum.config import LEARN_FROM, DeepUMConfig
+from deepum.config import EVICTION, LEARN_FROM, DeepUMConfig
 from deepum.units import format_bytes, parse_capacity, parse_size
 
 MiB = 2**20
@@ -98,6 +98,11 @@ def test_config_rejects_unknown_learn_from():
         DeepUMConfig(learn_from="both")
 
 
+def test_config_rejects_unknown_eviction():
+    with pytest.raises(ValueError, match=r"DeepUMConfig\.eviction must be one of \('lru', 'next_use'\), got 'fifo'"):
+        DeepUMConfig(eviction="fifo")
+
+
 def test_from_dict_unknown_keys_are_named():
     with pytest.raises(ValueError, match=r"unknown DeepUMConfig keys \['lookahaed', 'rows'\]"):
         DeepUMConfig.from_dict({"lookahaed": 16, "rows": 64})
@@ -110,7 +115,8 @@ def test_from_dict_partial_uses_defaults():
 configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 512), exec_ids=st.integers(1, 1 << 16),
                     exec_records=st.integers(1, 8), block_rows=st.integers(1, 4096), block_ways=st.integers(1, 8),
                     block_successors=st.integers(1, 8), chain_blocks=st.integers(1, 8192),
-                    learn_from=st.sampled_from(LEARN_FROM), prefetch=st.booleans(), pre_evict=st.booleans(), invalidate=st.booleans())
+                    learn_from=st.sampled_from(LEARN_FROM), eviction=st.sampled_from(EVICTION), prefetch=st.booleans(),
+                    pre_evict=st.booleans(), invalidate=st.booleans())
 
 
 @given(configs)
