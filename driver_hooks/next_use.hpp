@@ -18,7 +18,6 @@
 
 namespace deepum {
 
-constexpr int kDeadSearch = 64;  // LRU eviction: candidates searched for a dead victim (dropped without a copy)
 // Eviction by next use takes the block foreseen last even when a dead one is close behind it (a
 // dead victim is still dropped without a copy): preferring dead blocks among the first 64 gave the
 // same simulated time on the recorded GPT-2 trace and cost most of the replay speed.

@@ -57,6 +57,7 @@ namespace {
 constexpr int kBlockShift = 21;
 constexpr uint64_t kBlockBytes = uint64_t(1) << kBlockShift;
 constexpr int32_t kNone = -1;
+constexpr int kDeadSearch = 64;  // LRU eviction: candidates searched for a dead victim (dropped without a copy)
 
 void check_cupti(CUptiResult result, const char* call) {
   if (result != CUPTI_SUCCESS) {

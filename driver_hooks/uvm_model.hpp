@@ -400,7 +400,7 @@ class DeepUMPolicy : public Policy {
       if (switches_.evict_by_next_use) next_use_.start_iteration(kernel);
       ++next_iteration_;
     }
-    const WindowChange change = predictor_.on_kernel(sim.trace().exec_id[kernel]);
+    const WindowChange change = predictor_.on_kernel(trace.exec_id[kernel]);
     for (size_t i = 0; i < change.popped; ++i) {
       for (int32_t b : window_.front()) protect_[b] -= 1;
       window_.pop_front();
