@@ -65,6 +65,11 @@ class Predictor:
         """The running kernel faulted on UM block `block` (a non-negative block number)."""
         self.tables.on_fault(block)
 
+    def learn_faults(self, exec_id: int, blocks) -> None:
+        """UM blocks one earlier launch of `exec_id` faulted on, in order, learned now (see
+        CorrelationTables.learn_faults); the window keeps its chains until its entries are rebuilt."""
+        self.tables.learn_faults(exec_id, blocks)
+
     def _extend(self) -> int:
         window = self._window
         predicted = [entry.exec_id for entry in islice(window, max(0, len(window) - HISTORY - 1), None)]

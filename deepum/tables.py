@@ -202,15 +202,31 @@ class CorrelationTables:
         check_block(block)
         if not self._launched or block == self._last_fault:
             return
-        running = self.history[-1]
-        table = self._block_tables.get(running)
-        if table is None:
-            table = self._block_tables[running] = BlockTable(self.block_rows, self.block_ways, self.block_successors)
-        if self._last_fault is None:
-            table.learn_start(block)
-        else:
-            table.learn_successor(self._last_fault, block)
+        _learn_fault(self._block_table_of(self.history[-1]), self._last_fault, block)
         self._last_fault = block
+
+    def learn_faults(self, exec_id: int, blocks) -> None:
+        """The UM blocks one earlier launch of `exec_id` faulted on, in fault order, learned after the
+        fact (a GPU's fault log arrives after the kernel ran): the lessons on_fault would have taught
+        during that launch, its last block as the end block; repeats of the previous block are ignored.
+        Nothing is learned when `exec_id` is no longer tracked."""
+        check_exec_id(exec_id)
+        blocks = [check_block(block) for block in blocks]
+        if exec_id not in self._launch_order or not blocks:
+            return
+        table = self._block_table_of(exec_id)
+        last = None
+        for block in blocks:
+            if block != last:
+                _learn_fault(table, last, block)
+                last = block
+        table.end_block = last
+
+    def _block_table_of(self, exec_id: int) -> BlockTable:
+        table = self._block_tables.get(exec_id)
+        if table is None:
+            table = self._block_tables[exec_id] = BlockTable(self.block_rows, self.block_ways, self.block_successors)
+        return table
 
     def _track(self, exec_id: int) -> None:
         if exec_id in self._launch_order:
@@ -240,3 +256,11 @@ class CorrelationTables:
 
     def bytes_used(self) -> int:
         return self.exec_table.bytes_used() + sum(t.bytes_used() for t in self._block_tables.values())
+
+
+def _learn_fault(table: BlockTable, previous: int | None, block: int) -> None:
+    """One fault's lesson: the first block of a launch starts the chain, later ones succeed `previous`."""
+    if previous is None:
+        table.learn_start(block)
+    else:
+        table.learn_successor(previous, block)

@@ -347,12 +347,28 @@ class CorrelationTables {
     if (!newest_ || block == last_fault_) return;
     BlockTable& table = newest_->blocks;
     const size_t before = table.bytes();
-    if (last_fault_ == kNoBlock)
-      table.learn_start(block);
-    else
-      table.learn_successor(last_fault_, block);
+    learn_fault(table, last_fault_, block);
     bytes_ += table.bytes() - before;
     last_fault_ = block;
+  }
+
+  // The UM blocks one earlier launch of `exec_id` faulted on, in fault order, learned after the fact
+  // (a GPU's fault log arrives after the kernel ran): the lessons on_fault would have taught during
+  // that launch, its last block as the end block; repeats of the previous block are ignored. Nothing
+  // is learned when `exec_id` is no longer tracked.
+  void learn_faults(uint64_t exec_id, const int64_t* blocks, size_t count) {
+    const auto it = states_.find(exec_id);
+    if (it == states_.end() || count == 0) return;
+    BlockTable& table = it->second.blocks;
+    const size_t before = table.bytes();
+    int64_t last = kNoBlock;
+    for (size_t i = 0; i < count; ++i) {
+      if (blocks[i] == last) continue;
+      learn_fault(table, last, blocks[i]);
+      last = blocks[i];
+    }
+    table.set_end(last);
+    bytes_ += table.bytes() - before;
   }
 
   // The exec ID predicted to follow `context`: the record of context's current exec ID whose history
@@ -392,6 +408,14 @@ class CorrelationTables {
   size_t bytes() const { return bytes_; }
 
  private:
+  // One fault's lesson: the first block of a launch starts the chain, later ones succeed `previous`.
+  static void learn_fault(BlockTable& table, int64_t previous, int64_t block) {
+    if (previous == kNoBlock)
+      table.learn_start(block);
+    else
+      table.learn_successor(previous, block);
+  }
+
   const ExecState* find(uint64_t exec_id) const {
     const auto it = states_.find(exec_id);
     return it == states_.end() ? nullptr : &it->second;
@@ -460,6 +484,9 @@ class Predictor {
   }
 
   void on_fault(int64_t block) { tables_.on_fault(block); }  // the running kernel faulted on `block`
+  // UM blocks one earlier launch of `exec_id` faulted on, in order, learned now (see
+  // CorrelationTables::learn_faults); the window keeps its chains until its entries are rebuilt.
+  void learn_faults(uint64_t exec_id, const int64_t* blocks, size_t count) { tables_.learn_faults(exec_id, blocks, count); }
 
   // window()[0] is the running kernel with its predicted blocks; [1..] the predicted next kernels.
   const std::deque<PredictedKernel>& window() const { return window_; }

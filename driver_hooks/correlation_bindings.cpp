@@ -103,6 +103,13 @@ void bind_correlation(py::module_& m) {
            py::arg("exec_id"), "A kernel with execution ID `exec_id` launched; returns the WindowChange.")
       .def("on_fault", [](Predictor& p, const py::int_& block) { p.on_fault(block_arg(block)); }, py::arg("block"),
            "The running kernel faulted on UM block `block` (a non-negative block number).")
+      .def("learn_faults", [](Predictor& p, const py::int_& exec_id, const py::iterable& blocks) {
+        const uint64_t id = exec_id_arg(exec_id);
+        std::vector<int64_t> values;
+        for (const py::handle block : blocks) values.push_back(block_arg(py::int_(py::reinterpret_borrow<py::object>(block))));
+        p.learn_faults(id, values.data(), values.size());
+      }, py::arg("exec_id"), py::arg("blocks"),
+           "UM blocks one earlier launch of `exec_id` faulted on, in order, learned now.")
       .def_property_readonly("window", [](const Predictor& p) {
         py::list out;
         for (const PredictedKernel& k : p.window()) out.append(py::cast(k));

@@ -24,6 +24,9 @@ def replay_both(config, events, probe_exec_ids=()):
     for kind, value in events:
         if kind == "kernel":
             assert fast.on_kernel(value) == python.on_kernel(value)
+        elif kind == "learn":
+            fast.learn_faults(*value)
+            python.learn_faults(*value)
         else:
             fast.on_fault(value)
             python.on_fault(value)
@@ -41,7 +44,8 @@ configs = st.builds(
 # of both ranges (2**64 - 1 is also the history filler) included.
 exec_id_values = st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 2**63, 2**64 - 1])
 block_values = st.one_of(st.integers(0, 24), st.sampled_from([2**31, 2**62 + 7, 2**63 - 1]))
-event = st.one_of(st.tuples(st.just("kernel"), exec_id_values), st.tuples(st.just("fault"), block_values))
+event = st.one_of(st.tuples(st.just("kernel"), exec_id_values), st.tuples(st.just("fault"), block_values),
+                  st.tuples(st.just("learn"), st.tuples(exec_id_values, st.lists(block_values, max_size=6))))
 events = st.integers(0, 300).flatmap(lambda n: st.lists(event, min_size=n, max_size=n))
 
 
@@ -112,10 +116,11 @@ def test_keywords_are_the_config_fields():
         native.Predictor(block_ways=0)
 
 
-@pytest.mark.parametrize("method, bad", [("on_kernel", -1), ("on_kernel", 2**64), ("on_fault", -1),
-                                         ("on_fault", 2**63), ("predict_blocks", -1)])
+@pytest.mark.parametrize("method, bad", [("on_kernel", (-1,)), ("on_kernel", (2**64,)), ("on_fault", (-1,)),
+                                         ("on_fault", (2**63,)), ("predict_blocks", (-1,)),
+                                         ("learn_faults", (-1, [1])), ("learn_faults", (1, [2, -1]))])
 def test_both_reject_the_same_invalid_inputs(method, bad):
     for predictor in (Predictor(), make_predictor(DeepUMConfig())):
         predictor.on_kernel(1)
         with pytest.raises(ValueError):
-            getattr(predictor, method)(bad)
+            getattr(predictor, method)(*bad)

@@ -264,3 +264,50 @@ def test_same_stream_gives_same_tables(config, events):
     feed(first, events)
     feed(second, events)
     assert snapshot(first, range(7)) == snapshot(second, range(7))
+
+
+# --- learning after the fact (the GPU's fault log arrives after the kernel ran) --------------------
+
+launches_with_faults = st.lists(st.tuples(st.integers(0, 6), st.lists(st.integers(0, 20), max_size=8)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_configs.map(lambda c: DeepUMConfig(**{**c.to_dict(), "exec_ids": 7})), launches_with_faults,
+       st.lists(st.integers(0, 40), max_size=40))
+def test_faults_learned_late_teach_what_faults_during_the_launch_teach(config, kernels, lags):
+    """While every exec ID stays tracked, learning each launch's faults late, in launch order and at any
+    later point, builds the tables that learning them during the launch builds."""
+    during, late = CorrelationTables(config), CorrelationTables(config)
+    run_kernels(during, kernels)
+    due = []  # launches whose faults are not learned yet, oldest first
+    for position, (exec_id, faults) in enumerate(kernels):
+        late.on_kernel(exec_id)
+        due.append((exec_id, faults))
+        lag = lags[position] if position < len(lags) else 0
+        while due and lag == 0:
+            late.learn_faults(*due.pop(0))
+            lag = lags[(position + len(due)) % len(lags)] if lags else 0
+    for exec_id, faults in due:
+        late.learn_faults(exec_id, faults)
+    for tables in (during, late):
+        tables.on_kernel(0)  # ends the last launch's learning in `during`
+    assert snapshot(late, range(7)) == snapshot(during, range(7))
+
+
+def test_faults_learned_late_skip_repeats_set_the_end_and_ignore_untracked_exec_ids():
+    tables = CorrelationTables(DeepUMConfig(exec_ids=2, block_rows=1, block_ways=4))
+    tables.on_kernel(1)
+    tables.learn_faults(1, [5, 5, 7, 5])
+    table = tables.block_table(1)
+    assert table.start_blocks == [5] and table.successors(5) == (7,) and table.successors(7) == (5,)
+    assert table.end_block == 5
+    tables.learn_faults(9, [1, 2])         # never launched
+    tables.on_kernel(2), tables.on_kernel(3)  # 1 is dropped (two exec IDs tracked)
+    tables.learn_faults(1, [1, 2])
+    assert tables.block_table(9) is None and tables.block_table(1) is None
+    tables.learn_faults(3, [])
+    assert tables.block_table(3) is None
+    with pytest.raises(ValueError):
+        tables.learn_faults(2, [4, -1])
+    with pytest.raises(ValueError):
+        tables.learn_faults(-1, [4])
