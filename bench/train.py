@@ -6,7 +6,8 @@ bench/run_all.py call this script once per run. Random data, random initialisati
     python bench/train.py --workload gpt2 --mode deepum --capacity 8GiB --layers 24 --steps 20 -o out.json
 
 Modes: none (plain PyTorch), um, advise, deepum, deepum-no-pre-evict, deepum-no-invalidate and
-deepum-lru (the deepum ablations; deepum-lru evicts least recently migrated blocks, DeepUM's rule), and save_on_cpu (plain PyTorch with every tensor the forward pass saves kept in
+deepum-lru (the deepum ablations; deepum-lru evicts least recently migrated blocks, DeepUM's rule),
+deepum-faults (tables that learn from the CUPTI fault log instead of the kernels' arguments), and save_on_cpu (plain PyTorch with every tensor the forward pass saves kept in
 pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)).
 
 The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
@@ -57,6 +58,7 @@ MODES = {
     "deepum-no-pre-evict": ("deepum", {"pre_evict": False}),
     "deepum-no-invalidate": ("deepum", {"invalidate": False}),
     "deepum-lru": ("deepum", {"eviction": "lru"}),
+    "deepum-faults": ("deepum", {"learn_from": "faults"}),
     "save_on_cpu": ("none", {}),
 }
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fault_attribution import kernel_at, kernel_times
 from .trace import Trace, normalize_trace
-
-NS_UNKNOWN = -1
 
 
 def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | None, notes: str = "",
@@ -21,7 +20,7 @@ def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | No
     unknown times; kernels after the last mark_iteration() belong to no iteration."""
     launches = raw["launch_correlation"].astype(np.int64)
     kernels = launches.shape[0]
-    t_start, t_end = _kernel_times(launches, raw["activity_correlation"], raw["activity_start_ns"],
+    t_start, t_end = kernel_times(launches, raw["activity_correlation"], raw["activity_start_ns"],
                                    raw["activity_end_ns"])
     ends = raw["iteration_end_launch"].astype(np.int64)
     ends = ends[ends > np.append(0, ends[:-1])] if ends.size else ends  # marks with no kernels add nothing
@@ -51,7 +50,7 @@ def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | No
         iteration_first_kernel=first,
         fault_t_ns=fault_t,
         fault_address=raw["fault_address"][fault_order],
-        fault_kernel=_kernel_at(fault_t, t_start, t_end),
+        fault_kernel=kernel_at(fault_t, t_start, t_end),
         fault_kind=raw["fault_kind"][fault_order],
         mem_kernel=raw["mem_kernel"],
         mem_action=raw["mem_action"],
@@ -64,29 +63,3 @@ def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | No
         xfer_cause=raw["xfer_cause"][xfer_order],
     )
     return normalize_trace(trace)
-
-
-def _kernel_times(launches: np.ndarray, correlation: np.ndarray, start: np.ndarray, end: np.ndarray):
-    """GPU start and end (ns) of each launch, matched by correlation ID; -1 where CUPTI gave none."""
-    t_start = np.full(launches.shape[0], NS_UNKNOWN, np.int64)
-    t_end = np.full(launches.shape[0], NS_UNKNOWN, np.int64)
-    if correlation.size and launches.size:
-        order = np.argsort(correlation)
-        keys = correlation[order].astype(np.int64)
-        at = np.clip(np.searchsorted(keys, launches), 0, keys.size - 1)
-        found = keys[at] == launches
-        t_start[found] = start[order][at[found]].astype(np.int64)
-        t_end[found] = np.maximum(end[order][at[found]].astype(np.int64), t_start[found])
-    return t_start, t_end
-
-
-def _kernel_at(t_ns: np.ndarray, t_start: np.ndarray, t_end: np.ndarray) -> np.ndarray:
-    """Row of the kernel whose GPU time span holds each fault time, -1 when none does."""
-    known = np.flatnonzero(t_start >= 0)
-    if known.size == 0 or t_ns.size == 0:
-        return np.full(t_ns.shape[0], -1, np.int64)
-    by_start = known[np.argsort(t_start[known], kind="stable")]
-    at = np.searchsorted(t_start[by_start], t_ns, side="right") - 1
-    rows = np.where(at >= 0, by_start[np.clip(at, 0, None)], -1)
-    inside = (rows >= 0) & (t_ns <= t_end[np.clip(rows, 0, None)])
-    return np.where(inside, rows, -1).astype(np.int64)

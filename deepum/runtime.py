@@ -6,7 +6,9 @@ every thread, into CUDA managed memory under a hard cap (the fuse), in one of fo
 - `advise`: `um` plus per-data-type advice (parameters preferred on the GPU, inputs read-mostly) and,
   under budget pressure, each kernel's missing blocks (its intermediates) prefetched on its stream
   just before it instead of faulted;
-- `deepum`: `um` plus the caching-allocator trace that correlation prefetching builds on.
+- `deepum`: `um` plus correlation prefetching, pre-eviction and invalidation; the tables learn from
+  the blocks each kernel's arguments cover or (learn_from "faults") from the CUPTI fault log, whose
+  faults are attributed to launches by GPU time at each iteration mark.
 
 enable() must run before the CUDA context exists (CUPTI's unified-memory counters record only when
 configured after cuInit and before context creation); it says so clearly when it is too late.
@@ -21,6 +23,7 @@ import threading
 
 from . import gpu, native_build
 from .config import DeepUMConfig
+from .fault_attribution import FaultLessons
 from .units import format_bytes, parse_size
 
 MODES = ("none", "um", "advise", "deepum")
@@ -159,11 +162,22 @@ def configure_before_context(config: RuntimeConfig) -> None:
 def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None:
     """Starts the launch hook, the residency model under the capacity, (mode deepum) the
     correlation prefetcher with its worker and, with record, the trace recorder."""
+    global _fault_lessons
     c = settings.config
     _engine.start(MODE_CODES[settings.mode], limits.capacity, settings.device, c.to_dict(),
                   c.prefetch, c.pre_evict, c.invalidate, c.learn_from == "accesses", record)
+    _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
     _iterations.clear()
-    _iterations.append(_engine.stats())
+    _iterations.append({**_engine.stats(), **_attribution_counts()})
+
+
+def _learn_from_fault_log() -> None:
+    """Attributes the fault log delivered since the last mark to launches and teaches the tables."""
+    log = _engine.drain_fault_log()
+    lessons = _fault_lessons.add(log["launch_correlation"], log["kernel_exec_id"], log["activity_correlation"],
+                                 log["activity_start_ns"], log["activity_end_ns"], log["fault_t_ns"],
+                                 log["fault_address"])
+    _engine.learn_faults(*lessons)
 
 
 def mark_iteration() -> None:
@@ -177,7 +191,9 @@ def mark_iteration() -> None:
             return
         touched = _engine.next_iteration()
         _engine.flush_fault_log()
-        _iterations.append({**_engine.stats(), "touched_bytes": touched})
+        if _fault_lessons is not None:
+            _learn_from_fault_log()
+        _iterations.append({**_engine.stats(), "touched_bytes": touched, **_attribution_counts()})
 
 
 class _ManagedAllocator:
@@ -289,6 +305,7 @@ _prepared = False                             # configure_before_context() ran i
 _advice: _AdviceHooks | None = None
 _engine = None                                # the online engine extension, once loaded
 _iterations: list[dict] = []                  # engine counters at enable() and at each mark_iteration()
+_fault_lessons: FaultLessons | None = None    # learn_from "faults": the fault log's attribution
 _observer_attached = False
 _refusals_reported = 0
 
@@ -345,9 +362,6 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         config = DeepUMConfig.load(config)
     settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
                              headroom=headroom, config=config or DeepUMConfig())
-    if settings.mode == "deepum" and settings.config.learn_from != "accesses":
-        raise ValueError("on the GPU the correlation tables learn from the blocks each kernel's arguments cover "
-                         "(learn_from='accesses'); learn_from='faults' is available in offline replay only")
     if record is not None and settings.mode == "none":
         raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
     if record is not None and not str(record).endswith(".npz"):
@@ -461,6 +475,7 @@ def stats() -> dict:
         if _engine is not None:  # counters since the engine was loaded; engine figures while it runs
             _engine.flush_fault_log()
             figures.update(_engine.stats())
+            figures.update(_attribution_counts())
             marks = _iterations
             figures["per_iteration"] = [
                 {"touched_bytes": after["touched_bytes"],
@@ -479,10 +494,18 @@ def stats() -> dict:
     return figures
 
 
+def _attribution_counts() -> dict:
+    """Faults of the log attributed to a launch and not (learn_from "faults"; zero otherwise)."""
+    lessons = _fault_lessons
+    return {"faults_attributed": lessons.faults_attributed if lessons else 0,
+            "faults_unattributed": lessons.faults_unattributed if lessons else 0}
+
+
 _PER_ITERATION = ("launches", "gpu_page_faults", "fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes",
                   "d2h_bytes", "prefetch_bytes", "evict_bytes", "discard_bytes", "prefetch_calls", "kernel_prediction_hits",
                   "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns", "demand_prefetch_bytes",
-                  "allocation_waits_for_discard")
+                  "allocation_waits_for_discard", "fault_lessons", "faults_learned", "faults_attributed",
+                  "faults_unattributed")
 
 
 def _managed_storages(tensors, min_bytes: int = 1):

@@ -18,8 +18,11 @@
 //   ever names a write already enqueued (as an event wait names a recorded event), so no stream
 //   can wait on work that a blocked thread has yet to issue.
 // - A deepum kernel's own blocks that are not resident (a misprediction, or the first iterations)
-//   are prefetched on the kernel's stream just before it, instead of faulting.
-// - Fault log: CUPTI unified-memory counters (GPU page faults, migrations and their cause).
+//   are prefetched on the kernel's stream just before it, instead of faulting (unless the tables
+//   learn from faults: then the kernel faults, and its faults are the lesson).
+// - Fault log: CUPTI unified-memory counters (GPU page faults, migrations and their cause). With
+//   learn_from "faults", the faults, attributed to launches by GPU time at each iteration mark, are
+//   what the correlation tables learn.
 //
 // Only migrations are issued: a prefetch or an eviction never changes what memory holds.
 #include <torch/extension.h>
@@ -184,6 +187,10 @@ class Recorder {
 };
 
 Recorder g_recorder;
+// Learning from faults (learn_from "faults"): the launches (correlation and exec IDs), kernel records and
+// faults, drained at each iteration mark and attributed in Python (deepum/fault_attribution.py).
+Recorder g_fault_log;
+const std::vector<Access> kNoAccesses;
 
 // ---------------------------------------------------------------------------------------------
 // Live allocations and managed segments, from the caching allocator's trace hook.
@@ -329,6 +336,7 @@ struct Counters {
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
   std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
+  std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
 };
 
 Counters g_counters;
@@ -593,9 +601,11 @@ class Engine {
     if (mode_ == Mode::kDeepUM && pressure) predict(exec_id, blocks);
     // Waits for the blocks' earlier migrations first, so that an eviction still in flight cannot
     // land after the prefetch below. Mode advise prefetches each kernel's missing blocks (its
-    // intermediates) this way too, without prediction.
+    // intermediates) this way too, without prediction. Tables that learn from faults need the
+    // kernel to fault on them instead.
     wait_for_migrations(need, stream);
-    if (prefetching || (mode_ == Mode::kAdvise && pressure)) prefetch_on_stream(missing, stream);
+    if ((prefetching && switches_.learn_accesses) || (mode_ == Mode::kAdvise && pressure))
+      prefetch_on_stream(missing, stream);
     while (resident_ > capacity_blocks_) {
       const int64_t v = victim(false, 0);
       if (v == kNone) break;
@@ -623,6 +633,14 @@ class Engine {
   }
 
   void drain() { worker_.drain(); }
+  void learn_faults(const uint64_t* exec_ids, const int64_t* offsets, const int64_t* blocks, size_t launches) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < launches; ++i) {
+      predictor_.learn_faults(exec_ids[i], blocks + offsets[i], size_t(offsets[i + 1] - offsets[i]));
+      g_counters.faults_learned += uint64_t(offsets[i + 1] - offsets[i]);
+    }
+    g_counters.fault_lessons += launches;
+  }
   // Starts a new iteration; returns the bytes of distinct blocks the ending one touched.
   uint64_t next_iteration() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -925,6 +943,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   blocks.reserve(merged.size());
   for (const Access& a : merged) blocks.push_back(a.block);
   if (g_recorder.on.load(std::memory_order_relaxed)) g_recorder.launch(correlation, id, name, merged);
+  if (g_fault_log.on.load(std::memory_order_relaxed)) g_fault_log.launch(correlation, id, nullptr, kNoAccesses);
   g_engine->on_launch(id, blocks, stream);
 }
 
@@ -965,10 +984,12 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   CUpti_Activity* record = nullptr;
   const bool recording = g_recorder.on.load(std::memory_order_relaxed);
+  const bool learning = g_fault_log.on.load(std::memory_order_relaxed);
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (recording) g_recorder.kernel_time(k->correlationId, k->start, k->end);
+      if (learning) g_fault_log.kernel_time(k->correlationId, k->start, k->end);
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
@@ -977,6 +998,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
         g_counters.gpu_faults += um->value;
         if (recording) g_recorder.fault(um->start, um->address, int8_t(um->flags >= 1 && um->flags <= 4 ? um->flags : 1));
+        if (learning) g_fault_log.fault(um->start, um->address, 1);
         break;
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
         const uint32_t cause = um->flags;
@@ -1024,10 +1046,16 @@ std::once_flag g_tracker_attached;
 void start(int mode, int64_t capacity_bytes, int device, const py::dict& c, bool prefetch, bool pre_evict,
            bool invalidate, bool learn_accesses, bool record) {
   if (g_engine) throw std::runtime_error("the deepum engine is already running");
+  const bool learn_faults = static_cast<Mode>(mode) == Mode::kDeepUM && !learn_accesses;
+  if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
+    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
   if (record) {
     g_recorder.drain();
-    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
     g_recorder.on.store(true);
+  }
+  if (learn_faults) {
+    g_fault_log.drain();
+    g_fault_log.on.store(true);
   }
   std::call_once(g_tracker_attached, [] { CA::attachAllocatorTraceTracker([](const CA::TraceEntry& e) { g_memory.on_event(e); }); });
   g_engine = std::make_unique<Engine>(static_cast<Mode>(mode), std::max<int64_t>(1, capacity_bytes >> kBlockShift),
@@ -1055,10 +1083,30 @@ void stop() {
   }
   g_engine.reset();
   flush_fault_log();
-  if (g_recorder.on.exchange(false)) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  const bool recorded = g_recorder.on.exchange(false), learned = g_fault_log.on.exchange(false);
+  if (recorded || learned) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
 py::dict drain_recording() { return g_recorder.drain(); }
+
+py::dict drain_fault_log() { return g_fault_log.drain(); }
+
+// Teaches the correlation tables what launches faulted on, in launch order: exec_ids[i] faulted on
+// blocks[offsets[i]:offsets[i + 1]] (deepum/fault_attribution.py Lessons).
+void learn_faults(const py::array_t<uint64_t, py::array::c_style | py::array::forcecast>& exec_ids,
+                  const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& offsets,
+                  const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& blocks) {
+  const size_t launches = size_t(exec_ids.size());
+  if (size_t(offsets.size()) != launches + 1)
+    throw std::invalid_argument("learn_faults: offsets must have one more entry than exec_ids");
+  const int64_t* o = offsets.data();
+  for (size_t i = 0; i < launches; ++i)
+    if (o[i] < 0 || o[i] > o[i + 1] || o[i + 1] > blocks.size())
+      throw std::invalid_argument("learn_faults: offsets must rise from 0 to the number of blocks");
+  if (!g_engine) return;
+  py::gil_scoped_release release;
+  g_engine->learn_faults(exec_ids.data(), o, blocks.data(), launches);
+}
 
 py::dict stats() {
   py::dict out;
@@ -1089,6 +1137,8 @@ py::dict stats() {
   out["launches_without_arguments"] = g_counters.launches_without_arguments.load();
   out["lane_waits"] = g_counters.lane_waits.load();
   out["hook_ns"] = g_counters.hook_ns.load();
+  out["fault_lessons"] = g_counters.fault_lessons.load();
+  out["faults_learned"] = g_counters.faults_learned.load();
   {
     std::lock_guard<std::mutex> lock(g_error_mutex);
     out["last_cuda_error"] = g_last_error;
@@ -1125,6 +1175,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "Starts the launch hook, the engine and its worker (mode: 1 um, 2 advise, 3 deepum); with record, "
         "also gathers a trace (kernels, accesses, memory events, kernel times, faults, transfers).");
   m.def("drain_recording", &drain_recording, "Hands over what was recorded, as NumPy arrays, and clears it.");
+  m.def("drain_fault_log", &drain_fault_log,
+        "Hands over the launches, kernel records and faults gathered for learning from faults, and clears them.");
+  m.def("learn_faults", &learn_faults, py::arg("exec_ids"), py::arg("offsets"), py::arg("blocks"),
+        "Teaches the correlation tables the blocks launches faulted on (deepum.fault_attribution.Lessons).");
   m.def("stop", &stop, "Stops the launch hook, drains the worker and flushes the fault log.");
   m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");

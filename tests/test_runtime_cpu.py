@@ -407,11 +407,3 @@ def test_cuda_status_check_returns_values_or_names_the_failed_call():
     assert gpu._check((0, "a", 7), "cuThing", 0, lambda status: (0, b"unused")) == ["a", 7]
     with pytest.raises(gpu.CudaError, match="cuThing failed: CUDA_ERROR_INVALID_VALUE"):
         gpu._check((1,), "cuThing", 0, lambda status: (0, b"CUDA_ERROR_INVALID_VALUE"))
-
-
-def test_learning_from_faults_is_refused_on_the_gpu():
-    from deepum.config import DeepUMConfig
-    from deepum.runtime import enable
-
-    with pytest.raises(ValueError, match="learn_from='faults' is available in offline replay only"):
-        enable("deepum", config=DeepUMConfig(learn_from="faults"))

@@ -224,12 +224,28 @@ def case_record(mode: str) -> dict:
             "stats": runtime.stats()}
 
 
-def case_plain(_: str = "") -> dict:
-    """The same script with no deepum at all."""
+def case_learn_faults(_: str = "") -> dict:
+    """The script under deepum with tables that learn from the fault log (and a recording beside)."""
+    import tempfile
+
+    from deepum.config import DeepUMConfig
+    from deepum.record_script import run_recorded
+
+    folder = Path(tempfile.mkdtemp())
+    DeepUMConfig(learn_from="faults").save(folder / "config.json")
+    run_recorded(str(REPO / "tests" / "gpu_scripts" / "plain_train.py"), ["8", str(folder / "result.json")],
+                 str(folder / "run.npz"), mode="deepum", capacity="48MiB", config=str(folder / "config.json"))
+    from deepum import runtime
+    return {"trace": str(folder / "run.npz"), "result": json.loads((folder / "result.json").read_text()),
+            "stats": runtime.stats()}
+
+
+def case_plain(steps: str = "") -> dict:
+    """The same script with no deepum at all (6 steps, or `steps`)."""
     import tempfile
 
     folder = Path(tempfile.mkdtemp())
-    subprocess.run([sys.executable, str(REPO / "tests" / "gpu_scripts" / "plain_train.py"), "6",
+    subprocess.run([sys.executable, str(REPO / "tests" / "gpu_scripts" / "plain_train.py"), steps or "6",
                     str(folder / "result.json")], check=True)
     return json.loads((folder / "result.json").read_text())
 
@@ -345,6 +361,24 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
     for policy in ("um", "deepum", "oracle"):
         result = simulate(trace, policy, max(48 << 20, int(np.diff(trace.access_offsets).max()) << 21))
         assert result.lost_reads == 0 and result.kernels == trace.num_kernels
+
+
+def test_tables_learn_from_the_fault_log_and_training_is_unchanged(allocator_built):
+    """learn_from "faults": the faults CUPTI reports are attributed to launches at each iteration mark
+    and teach the tables; once they have, the kernels fault less and predictions hit."""
+    from deepum.trace import read_trace
+
+    learned, _ = run_case("learn_faults", timeout=900)
+    plain, _ = run_case("plain", "8")
+    assert learned["result"] == plain and len(plain["losses"]) == 8
+    stats = learned["stats"]
+    assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
+    assert stats["fault_lessons"] > 0 and stats["faults_learned"] > 0 and stats["faults_attributed"] > 0
+    iterations = stats["per_iteration"]
+    assert sum(i["kernel_prediction_hits"] for i in iterations) > sum(i["kernel_prediction_misses"] for i in iterations)
+    # The tables learn only from the fault log here: a prefetch means a lesson taught a chain.
+    assert len(iterations) == 8 and all(i["prefetch_bytes"] > 0 for i in iterations[2:])
+    assert read_trace(learned["trace"]).iterations == 8
 
 
 if __name__ == "__main__":
