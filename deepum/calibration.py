@@ -22,6 +22,7 @@ class Calibration:
     demand_fault_startup_s: float
     fault_batch_pages: int
     driver_prefetch_threshold: float
+    populate_bytes_per_s: float | None = None  # fresh GPU pages for a dead block; None: charged as a prefetch
     block_bytes: int = 2 * 1024 * 1024
     page_bytes: int = 4096
 
@@ -47,6 +48,7 @@ class Calibration:
             raise ValueError(f"calibration {name_or_path} lacks {missing}")
         values = {k: v for k, v in data.items() if k in fields}
         for key, value in values.items():
-            if key != "device" and (not isinstance(value, (int, float)) or value <= 0):
+            if key != "device" and not (key == "populate_bytes_per_s" and value is None) and (
+                    not isinstance(value, (int, float)) or value <= 0):
                 raise ValueError(f"calibration {name_or_path}: {key} must be a positive number, got {value!r}")
         return cls(**values)

@@ -502,7 +502,7 @@ def _attribution_counts() -> dict:
 
 
 _PER_ITERATION = ("launches", "gpu_page_faults", "fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes",
-                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "discard_bytes", "prefetch_calls", "kernel_prediction_hits",
+                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "prefetch_calls", "kernel_prediction_hits",
                   "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns", "demand_prefetch_bytes",
                   "allocation_waits_for_discard", "fault_lessons", "faults_learned", "faults_attributed",
                   "faults_unattributed")

@@ -37,6 +37,7 @@ class SimResult:
     prefetch_accuracy: prefetched bytes used before eviction / prefetched bytes.
     prefetch_coverage: misses turned into hits / misses without prefetch, counted in (kernel, block)
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
+    populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
     timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
     """
@@ -54,6 +55,7 @@ class SimResult:
     prefetch_bytes: int
     evicted_bytes: int
     discarded_bytes: int
+    populated_bytes: int
     released_bytes: int
     lost_reads: int
     prefetch_accuracy: float
@@ -124,6 +126,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         prefetch_bytes=prefetched,
         evicted_bytes=raw["evicted_bytes"],
         discarded_bytes=raw["discarded_bytes"],
+        populated_bytes=raw["populated_bytes"],
         released_bytes=raw["released_bytes"],
         lost_reads=raw["lost_reads"],
         prefetch_accuracy=raw["prefetch_used_bytes"] / prefetched if prefetched else 0.0,

@@ -9,7 +9,8 @@
 //   window does not need, and the prefetch plan; it runs on the launching thread, natively.
 // - Worker: a native thread that never takes the GIL; it coalesces contiguous blocks into large
 //   cudaMemPrefetchAsync calls on its own stream, evicts (prefetch to host) on a second stream and
-//   discards dead blocks on a third, each ordered after the work launched before it was decided.
+//   discards dead blocks on a third, each ordered after the work launched before it was decided. A
+//   prefetched block that is dead when the worker issues it gets fresh GPU pages without a copy.
 // - Ordering without waiting on the CPU: every migration has a sequence number per stream, and the
 //   worker writes the last one completed to a GPU word after each call (cuStreamWriteValue64). A
 //   migration of a block waits for the previous migration of that block on the other stream, and a
@@ -243,26 +244,33 @@ class MemoryMap {
     return it->first + it->second <= start;
   }
 
-  // Discards: a block the engine chose to drop is pending until the worker issues the discard.
-  // Re-allocating memory in a pending block cancels its discard; re-allocating it after the
-  // discard was issued makes the allocating stream wait for the discard to finish. So a discard
-  // never lands on memory that holds data again. A block can be chosen again while its last
-  // discard is still in flight: the issued discard is kept beside the new decision.
-  void discard_pending(int64_t b) { pending_[b].queued = true; }
-  bool take_pending(int64_t b) {  // still pending and still dead: the worker may discard it now
-    auto it = pending_.find(b);
-    if (it == pending_.end() || !it->second.queued) return false;
-    if (!dead(b)) {
-      it->second.queued = false;
-      if (!it->second.issued) pending_.erase(it);
-      return false;
-    }
+  // Discards (to the host: a dead victim dropped; to the GPU: a dead block given fresh pages instead
+  // of a copy of its dead contents). The engine chooses a discard only while the block is dead; the
+  // choice carries a ticket, the number of allocations made so far. Allocating memory in the block
+  // before the worker issues the discard cancels it (each choice made before that allocation, not
+  // later ones); allocating it afterwards makes the allocating stream wait for the discard to finish.
+  // So a discard only lands on memory that has held no data since the work launched before its
+  // choice, which the discard waits for. A block can be chosen again while its last discard is in
+  // flight: the issued discard is kept beside the new choices.
+  bool choose_discard(int64_t b, uint64_t& ticket) {  // caller holds mutex(); false when b is not dead
+    if (!dead(b)) return false;
+    pending_[b].queued += 1;
+    ticket = allocations_;
     return true;
   }
+  // Takes one choice of b: true when the one with `ticket` may be issued now (no allocation in b since).
+  bool take_pending(int64_t b, uint64_t ticket) {
+    auto it = pending_.find(b);
+    if (it == pending_.end() || it->second.queued == 0) return false;
+    Discard& d = it->second;
+    d.queued -= 1;
+    const bool valid = ticket >= d.cancelled_at && dead(b);  // dead: always so then, checked once more
+    if (!d.queued && !d.issued) pending_.erase(it);
+    return valid;
+  }
   // The latest discard of b was issued; an allocation that waits for it waits for the earlier ones
-  // too (one stream runs them in order).
-  void discard_issued(int64_t b, const std::shared_ptr<CUevent_st>& done) { pending_[b] = Discard{false, done}; }
-  void discard_settled(int64_t b) { pending_.erase(b); }
+  // too (each runs after the block's previous command).
+  void discard_issued(int64_t b, const std::shared_ptr<CUevent_st>& done) { pending_[b].issued = done; }
   uint64_t discards_cancelled() const { return discards_cancelled_; }
   uint64_t allocation_waits() const { return allocation_waits_; }
 
@@ -286,7 +294,8 @@ class MemoryMap {
   std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
   uint64_t allocations_ = 0;
   struct Discard {
-    bool queued = false;                   // chosen, not issued yet
+    uint32_t queued = 0;                   // choices not taken by the worker yet
+    uint64_t cancelled_at = 0;             // number of the latest allocation in the block: it cancels earlier choices
     std::shared_ptr<CUevent_st> issued;    // completion of the latest discard issued (null: none)
   };
   std::unordered_map<int64_t, Discard> pending_;
@@ -297,26 +306,32 @@ class MemoryMap {
     for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) {
       auto it = pending_.find(int64_t(b));
       if (it == pending_.end()) continue;
-      if (it->second.issued) {
-        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(it->second.issued.get()), 0);
+      Discard& d = it->second;
+      if (d.issued) {
+        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(d.issued.get()), 0);
         allocation_waits_ += 1;
+        d.issued.reset();  // later allocations in the block come on the same stream: ordered after this one
       }
-      if (it->second.queued) discards_cancelled_ += 1;
-      pending_.erase(it);
+      if (d.queued) discards_cancelled_ += 1;
+      d.cancelled_at = allocations_;
+      if (!d.queued) pending_.erase(it);
     }
   }
 };
 
 // ---------------------------------------------------------------------------------------------
-enum class Op : uint8_t { kPrefetch, kEvict, kDiscard };
+// kPopulate: a prefetch of a dead block, given fresh GPU pages instead of a copy (a discard to the GPU).
+enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard };
 
 // The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
-// (no copy) have their own lane so that they never queue behind evictions' copies: allocations of
-// the discarded memory wait for them.
+// and populations (no copy) have their own lane so that they never queue behind copies: allocations
+// of the memory wait for them, and kernels for the populated blocks.
 enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
 constexpr int kLanes = 3;
 constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
-inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
+inline Lane lane_of(Op op) {
+  return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded;
+}
 
 struct Command {
   Op op;
@@ -325,11 +340,13 @@ struct Command {
   uint64_t seq = 0;         // number of this command on its lane
   Lane wait_lane = kToGpu;  // run after command `wait` of lane `wait_lane` (the block's previous command;
   uint64_t wait = 0;        // 0: none, or on this command's own lane, which runs in order anyway)
+  uint64_t ticket = 0;      // kDiscard, kPopulate: the choice's ticket (MemoryMap::choose_discard)
 };
 
 struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
   std::atomic<uint64_t> discard_calls{0}, discard_bytes{0};
+  std::atomic<uint64_t> populate_calls{0}, populate_bytes{0};  // dead blocks brought to the GPU without a copy
   std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
   std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};
   std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
@@ -479,8 +496,14 @@ class Worker {
           g_counters.lane_waits++;
         lane_waited_[lane][other] = target;
       }
-      if (first.op == Op::kDiscard) discard(batch, i, j);
-      else migrate(batch, i, j, lane == kToGpu, stream);
+      if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
+        const std::vector<int64_t> left = discard(batch, i, j, first.op == Op::kPopulate, stream);
+        if (first.op == Op::kPopulate) migrate(left, true, stream);  // cancelled: their contents count again
+      } else {
+        std::vector<int64_t> blocks;
+        for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
+        migrate(blocks, lane == kToGpu, stream);
+      }
       // Written even when the call failed; published only once the write is enqueued.
       if (driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
         published_[lane].store(batch[j - 1].seq, std::memory_order_release);
@@ -493,38 +516,54 @@ class Worker {
     }
   }
 
-  // Drops dead blocks without a copy (discard, then the pages' home moves to the host), on the
-  // discard lane's stream. Holds the memory map's lock from the last check to the record of the event
-  // that allocations of the same memory will wait on.
-  void discard(const std::vector<Command>& batch, size_t from, size_t to) {
+  // Issues the discards of batch[from, to) on `stream`, contiguous blocks of one segment in one range:
+  // to the host (dead victims dropped without a copy) or to the GPU (dead blocks given fresh pages, at
+  // 2.8x the rate of copying back dead contents: bench/populate_probe.py). Holds the memory map's lock
+  // from the last check to the record of the event that allocations of the same memory will wait on.
+  // Returns the blocks whose discard was cancelled or failed before it was enqueued.
+  std::vector<int64_t> discard(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu,
+                               cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
+    std::vector<int64_t> taken, left;
     std::vector<void*> starts;
     std::vector<size_t> sizes;
-    std::vector<int64_t> blocks;
+    uint64_t last_segment = 0;
     for (size_t k = from; k < to; ++k) {
-      if (!g_memory.take_pending(batch[k].block)) continue;
-      const auto [part, part_bytes, segment] = g_memory.managed_part(batch[k].block);
-      starts.push_back(reinterpret_cast<void*>(part));
-      sizes.push_back(part_bytes);
-      blocks.push_back(batch[k].block);
+      const int64_t b = batch[k].block;
+      if (!g_memory.take_pending(b, batch[k].ticket)) {
+        left.push_back(b);
+        continue;
+      }
+      const auto [part, part_bytes, segment] = g_memory.managed_part(b);
+      if (!taken.empty() && segment == last_segment && reinterpret_cast<uint64_t>(starts.back()) + sizes.back() == part) {
+        sizes.back() += part_bytes;
+      } else {
+        starts.push_back(reinterpret_cast<void*>(part));
+        sizes.push_back(part_bytes);
+        last_segment = segment;
+      }
+      taken.push_back(b);
     }
-    if (blocks.empty()) return;
+    if (taken.empty()) return left;
     size_t location_index = 0;
-    const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), &host_,
-                                                                &location_index, 1, 0, streams_[kDiscarded]);
+    const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(),
+                                                                to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream);
+    if (err != cudaSuccess) {
+      note_error(to_gpu ? "populate" : "discard", err);
+      left.insert(left.end(), taken.begin(), taken.end());
+      return left;
+    }
     cudaEvent_t done = nullptr;
-    if (err != cudaSuccess || cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess ||
-        cudaEventRecord(done, streams_[kDiscarded]) != cudaSuccess) {
-      note_error("discard", err);
-      // Without an event to order re-allocations after, wait here: nothing may reuse the memory first.
-      cudaStreamSynchronize(streams_[kDiscarded]);
-      for (int64_t b : blocks) g_memory.discard_settled(b);
-      return;
+    if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess || cudaEventRecord(done, stream) != cudaSuccess) {
+      note_error(to_gpu ? "populate event" : "discard event", cudaGetLastError());
+      cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
+      return left;
     }
     std::shared_ptr<CUevent_st> shared(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
-    for (int64_t b : blocks) g_memory.discard_issued(b, shared);
-    g_counters.discard_calls++;
-    for (size_t size : sizes) g_counters.discard_bytes += size;
+    for (int64_t b : taken) g_memory.discard_issued(b, shared);
+    (to_gpu ? g_counters.populate_calls : g_counters.discard_calls)++;
+    for (size_t size : sizes) (to_gpu ? g_counters.populate_bytes : g_counters.discard_bytes) += size;
+    return left;
   }
 
   static void note_error(const char* what, cudaError_t err) {
@@ -532,10 +571,8 @@ class Worker {
     cudaGetLastError();
   }
 
-  // Migrates blocks [from, to) of the batch, one call per contiguous range.
-  void migrate(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu, cudaStream_t stream) {
-    std::vector<int64_t> blocks;
-    for (size_t k = from; k < to; ++k) blocks.push_back(batch[k].block);
+  // Migrates `blocks` with a copy, one call per contiguous range.
+  void migrate(const std::vector<int64_t>& blocks, bool to_gpu, cudaStream_t stream) {
     for (const auto& [start, bytes] : contiguous_ranges(blocks)) {
       const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
       if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
@@ -771,7 +808,11 @@ class Engine {
     s.lru = lru_.insert(lru_.end(), b);
     resident_ += 1;
     if (switches_.evict_by_next_use) next_use_.arrive(s.dense, launch_);
-    if (prefetch) prefetches_.push_back(Command{Op::kPrefetch, b, nullptr});
+    if (prefetch) {
+      Command c{Op::kPrefetch, b};
+      if (discard_chosen(b, c.ticket)) c.op = Op::kPopulate;
+      prefetches_.push_back(c);
+    }
   }
 
   // Evicts b: dropped without a copy when invalidation is on and no live allocation overlaps it.
@@ -780,16 +821,24 @@ class Engine {
     s.resident = false;
     lru_.erase(s.lru);
     resident_ -= 1;
-    if (invalidates() && dead(b)) {
-      std::lock_guard<std::mutex> lock(g_memory.mutex());
-      g_memory.discard_pending(b);
-      evictions_.push_back(Command{Op::kDiscard, b, nullptr});
+    uint64_t ticket = 0;
+    if (discard_chosen(b, ticket)) {
+      Command c{Op::kDiscard, b};
+      c.ticket = ticket;
+      evictions_.push_back(c);
     } else {
       evictions_.push_back(Command{Op::kEvict, b, nullptr});
     }
   }
 
   bool invalidates() const { return mode_ == Mode::kDeepUM && switches_.invalidate; }
+  // With invalidation, whether b is dead and a discard of it is now chosen (its move, in or out, then
+  // needs no copy; see MemoryMap::choose_discard).
+  bool discard_chosen(int64_t b, uint64_t& ticket) {
+    if (!invalidates()) return false;
+    std::lock_guard<std::mutex> lock(g_memory.mutex());
+    return g_memory.choose_discard(b, ticket);
+  }
   static bool dead(int64_t b) {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
     return g_memory.dead(b);
@@ -1117,6 +1166,8 @@ py::dict stats() {
   out["evict_bytes"] = g_counters.evict_bytes.load();
   out["discard_calls"] = g_counters.discard_calls.load();
   out["discard_bytes"] = g_counters.discard_bytes.load();
+  out["populate_calls"] = g_counters.populate_calls.load();
+  out["populate_bytes"] = g_counters.populate_bytes.load();
   {
     std::lock_guard<std::mutex> lock(g_memory.mutex());
     out["discards_cancelled"] = g_memory.discards_cancelled();

@@ -33,6 +33,7 @@ struct CostModel {
   double prefetch_bytes_per_s;        // host->device prefetch bandwidth
   double prefetch_call_s;             // CPU time of one prefetch / evict call on the worker
   double evict_bytes_per_s;           // device->host eviction bandwidth
+  double populate_bytes_per_s;        // fresh GPU pages for a dead block (discard-and-prefetch to the GPU)
   double fault_read_bytes_per_s;      // effective demand-fault rate when the kernel reads
   double fault_write_bytes_per_s;     // effective demand-fault rate when the kernel writes
   double fault_startup_s;             // fixed cost of a kernel that demand-faults
@@ -73,6 +74,7 @@ struct Totals {
   int64_t prefetch_hit_blocks = 0;  // first accesses to prefetched blocks (misses turned into hits)
   int64_t evicted_bytes = 0;     // resident bytes evicted with a copy
   int64_t discarded_bytes = 0;   // resident bytes dropped without a copy (dead data)
+  int64_t populated_bytes = 0;   // dead blocks a prefetch gave fresh GPU pages instead of a copy
   int64_t released_bytes = 0;    // resident bytes dropped because their segment was released
   int64_t lost_reads = 0;        // reads of a block whose contents were dropped and not rewritten
   int64_t peak_resident_blocks = 0;
@@ -157,7 +159,8 @@ class Simulator {
   }
 
   // Prefetches `blocks` (not resident, in need order) to the GPU, making room through the policy.
-  // Returns how many got room; stops at the first that did not. Contiguous blocks share one call.
+  // Returns how many got room; stops at the first that did not. Contiguous blocks share one call. A
+  // dead block, when the policy invalidates, gets fresh pages without a copy (its contents dropped).
   size_t prefetch(const std::vector<int32_t>& blocks) {
     double room_ready = now_;
     admitted_.clear();
@@ -165,26 +168,34 @@ class Simulator {
       if (in_batch_[b]) continue;
       if (resident_pages_[b] == 0 && !make_room(true, room_ready)) break;
       const int64_t bytes = int64_t(pages_per_block_ - resident_pages_[b]) * cost_.page_bytes;
-      admitted_.emplace_back(b, bytes);
+      const bool populate = policy_->invalidates() && dead(b);
+      admitted_.push_back({b, bytes, populate});
       in_batch_[b] = 1;
-      move_in(b, pages_per_block_, bytes);  // reserves the slot now: later victims cannot overfill
+      move_in(b, pages_per_block_, populate ? 0 : bytes);  // reserves the slot now: later victims cannot overfill
+      if (populate) {
+        dropped_[b] = 1;
+        totals_.populated_bytes += bytes;
+      }
     }
-    std::sort(admitted_.begin(), admitted_.end());  // dense order == address order
+    std::sort(admitted_.begin(), admitted_.end(),
+              [](const Admitted& x, const Admitted& y) { return x.block < y.block; });  // dense order == address order
     double link = now_;
     for (size_t i = 0; i < admitted_.size(); ++i) {
-      const auto [b, bytes] = admitted_[i];
-      const bool starts_run = i == 0 || trace_.block_number[b] != trace_.block_number[admitted_[i - 1].first] + 1;
+      const auto [b, bytes, populate] = admitted_[i];
+      const bool starts_run = i == 0 || populate != admitted_[i - 1].populate ||
+                              trace_.block_number[b] != trace_.block_number[admitted_[i - 1].block] + 1;
       if (starts_run) {
         cpu_free_s_ = std::max(cpu_free_s_, now_) + cost_.prefetch_call_s;
         link = std::max({cpu_free_s_, link_free_s_, room_ready});
       }
-      link += double(bytes) / cost_.prefetch_bytes_per_s;
+      link += double(bytes) / (populate ? cost_.populate_bytes_per_s : cost_.prefetch_bytes_per_s);
       link_free_s_ = link;
       arrival_s_[b] = link;
+      in_batch_[b] = 0;
+      if (populate) continue;
       prefetched_bytes_[b] += bytes;
       totals_.prefetch_bytes += bytes;
       record_.prefetch_bytes += bytes;
-      in_batch_[b] = 0;
     }
     return admitted_.size();
   }
@@ -364,7 +375,12 @@ class Simulator {
   std::vector<int64_t> in_use_by_;         // last kernel that accessed the block
   std::vector<uint8_t> in_batch_;          // admitted by the prefetch batch being issued
   BlockList migrated_, dead_;
-  std::vector<std::pair<int32_t, int64_t>> admitted_;  // (block, bytes) of that batch
+  struct Admitted {
+    int32_t block;
+    int64_t bytes;
+    bool populate;  // fresh pages, no copy
+  };
+  std::vector<Admitted> admitted_;  // of the batch being prefetched
   int64_t resident_blocks_ = 0;
   int64_t current_ = -1;
   double now_ = 0, link_free_s_ = 0, cpu_free_s_ = 0;

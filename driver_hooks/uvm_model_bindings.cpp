@@ -33,7 +33,10 @@ py::array_t<T> column(const std::vector<KernelRecord>& records, F field) {
 
 CostModel cost_model(const py::dict& c) {
   return CostModel{c["prefetch_h2d_bytes_per_s"].cast<double>(), c["prefetch_call_cpu_s"].cast<double>(),
-                   c["evict_d2h_bytes_per_s"].cast<double>(), c["demand_fault_read_bytes_per_s"].cast<double>(),
+                   c["evict_d2h_bytes_per_s"].cast<double>(),
+                   c["populate_bytes_per_s"].is_none() ? c["prefetch_h2d_bytes_per_s"].cast<double>()
+                                                       : c["populate_bytes_per_s"].cast<double>(),
+                   c["demand_fault_read_bytes_per_s"].cast<double>(),
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
                    c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>(),
                    c["block_bytes"].cast<int64_t>(), c["page_bytes"].cast<int64_t>()};
@@ -102,6 +105,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   out["prefetch_hit_blocks"] = s.prefetch_hit_blocks;
   out["evicted_bytes"] = s.evicted_bytes;
   out["discarded_bytes"] = s.discarded_bytes;
+  out["populated_bytes"] = s.populated_bytes;
   out["released_bytes"] = s.released_bytes;
   out["lost_reads"] = s.lost_reads;
   out["peak_resident_blocks"] = s.peak_resident_blocks;

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deepum.calibration import Calibration
 from deepum.config import EVICTION, DeepUMConfig
 from deepum.synth import synth_transformer
 from deepum.simulator import POLICIES, simulate
@@ -87,7 +88,8 @@ def test_capacity_bytes_and_data_are_conserved(trace, fraction, policy, config):
     r = simulate(trace, policy, capacity, config)
     assert r.peak_resident_bytes <= capacity
     # Every byte that came in either left (copied or dropped dead) or is still resident.
-    assert r.final_resident_bytes == r.h2d_bytes - r.d2h_bytes - r.discarded_bytes - r.released_bytes
+    assert r.final_resident_bytes == (r.h2d_bytes + r.populated_bytes - r.d2h_bytes - r.discarded_bytes
+                                      - r.released_bytes)
     assert r.d2h_bytes == r.evicted_bytes
     assert r.h2d_bytes >= r.faults * 4096 + r.prefetch_bytes
     # Live data is never dropped: no block is read after its contents were discarded.
@@ -193,3 +195,20 @@ def test_eviction_by_next_use_moves_what_oracle_moves_once_the_loop_repeats():
     h2d = {name: sum(row["h2d_bytes"] for row in rows) for name, rows in steady.items()}
     assert all(row["faults"] == 0 for row in steady["next_use"])
     assert h2d["next_use"] <= 1.01 * h2d["oracle"] and h2d["next_use"] < h2d["lru"]
+
+
+def test_dead_blocks_come_back_with_fresh_pages_at_the_populate_rate():
+    """With invalidation, a prefetch of a dead block gets fresh pages instead of a copy: not host-to-GPU
+    bytes, charged at the calibration's populate rate (as a copy when it has none); never without
+    invalidation, and never a lost read."""
+    trace = synth_transformer()
+    capacity = _capacity(trace, 0.5)
+    calibration = Calibration.load("h200")
+    fresh = simulate(trace, "deepum", capacity, calibration=calibration)
+    as_copy = simulate(trace, "deepum", capacity,
+                       calibration=dataclasses.replace(calibration, populate_bytes_per_s=None))
+    kept = simulate(trace, "deepum", capacity, DeepUMConfig(invalidate=False), calibration)
+    assert fresh.populated_bytes > 0 and fresh.populated_bytes == as_copy.populated_bytes
+    assert fresh.h2d_bytes == as_copy.h2d_bytes and fresh.time_s < as_copy.time_s
+    assert kept.populated_bytes == 0 and kept.h2d_bytes > fresh.h2d_bytes
+    assert fresh.lost_reads == 0
