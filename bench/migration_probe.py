@@ -17,13 +17,6 @@ import time
 from pathlib import Path
 
 
-def check(result):
-    """The value of a cuda-bindings call, or an error naming its status."""
-    if int(result[0]) != 0:
-        raise RuntimeError(f"CUDA call failed with {result[0]}")
-    return result[1] if len(result) == 2 else None
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=2.0, help="size of each managed buffer in GiB")
@@ -33,6 +26,7 @@ def main() -> int:
 
     import torch
     from cuda.bindings import runtime as rt
+    from um_calls import check, locations
 
     size = int(args.gib * 2**30) // (2 << 20) * (2 << 20)
     free, _total = torch.cuda.mem_get_info()
@@ -43,13 +37,7 @@ def main() -> int:
     outbound = check(rt.cudaMallocManaged(size, rt.cudaMemAttachGlobal))
     streams = [check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking)) for _ in range(2)]
 
-    def location(gpu: bool):
-        loc = rt.cudaMemLocation()
-        loc.type = rt.cudaMemLocationType.cudaMemLocationTypeDevice if gpu else rt.cudaMemLocationType.cudaMemLocationTypeHost
-        loc.id = 0
-        return loc
-
-    gpu, host = location(True), location(False)
+    gpu, host = locations(rt)
 
     def move(pointer, to, chunk, stream):
         for offset in range(0, size, chunk):

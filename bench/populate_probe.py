@@ -22,13 +22,6 @@ import time
 from pathlib import Path
 
 
-def check(result):
-    """The value of a cuda-bindings call, or an error naming its status."""
-    if int(result[0]) != 0:
-        raise RuntimeError(f"CUDA call failed with {result[0]}")
-    return result[1] if len(result) == 2 else None
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=1.0, help="size of the managed buffer in GiB")
@@ -38,6 +31,7 @@ def main() -> int:
 
     import torch
     from cuda.bindings import runtime as rt
+    from um_calls import check, locations
 
     chunk = args.chunk_mib << 20
     size = int(args.gib * 2**30) // chunk * chunk
@@ -48,13 +42,7 @@ def main() -> int:
     buffer = check(rt.cudaMallocManaged(size, rt.cudaMemAttachGlobal))
     stream = check(rt.cudaStreamCreateWithFlags(rt.cudaStreamNonBlocking))
 
-    def location(gpu: bool):
-        loc = rt.cudaMemLocation()
-        loc.type = rt.cudaMemLocationType.cudaMemLocationTypeDevice if gpu else rt.cudaMemLocationType.cudaMemLocationTypeHost
-        loc.id = 0
-        return loc
-
-    gpu, host = location(True), location(False)
+    gpu, host = locations(rt)
     starts = range(buffer, buffer + size, chunk)
 
     def prefetch(to):
