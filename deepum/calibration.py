@@ -26,6 +26,10 @@ class Calibration:
     block_bytes: int = 2 * 1024 * 1024
     page_bytes: int = 4096
 
+    def __post_init__(self):
+        if self.populate_bytes_per_s is None:
+            object.__setattr__(self, "populate_bytes_per_s", self.prefetch_h2d_bytes_per_s)
+
     @classmethod
     def load(cls, name_or_path: str | Path = DEFAULT_CALIBRATION) -> "Calibration":
         """Loads a bundled calibration by name (e.g. "h200") or a JSON file by path."""
@@ -46,9 +50,9 @@ class Calibration:
         missing = sorted(required - set(data))
         if missing:
             raise ValueError(f"calibration {name_or_path} lacks {missing}")
-        values = {k: v for k, v in data.items() if k in fields}
+        # null for a field with a default means the default
+        values = {k: v for k, v in data.items() if k in fields and not (v is None and k not in required)}
         for key, value in values.items():
-            if key != "device" and not (key == "populate_bytes_per_s" and value is None) and (
-                    not isinstance(value, (int, float)) or value <= 0):
+            if key != "device" and (not isinstance(value, (int, float)) or value <= 0):
                 raise ValueError(f"calibration {name_or_path}: {key} must be a positive number, got {value!r}")
         return cls(**values)

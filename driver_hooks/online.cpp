@@ -10,7 +10,7 @@
 // - Worker: a native thread that never takes the GIL; it coalesces contiguous blocks into large
 //   cudaMemPrefetchAsync calls on its own stream, evicts (prefetch to host) on a second stream and
 //   discards dead blocks on a third, each ordered after the work launched before it was decided. A
-//   prefetched block that is dead when the worker issues it gets fresh GPU pages without a copy.
+//   prefetch of a block that is dead when it is chosen gives it fresh GPU pages without a copy.
 // - Ordering without waiting on the CPU: every migration has a sequence number per stream, and the
 //   worker writes the last one completed to a GPU word after each call (cuStreamWriteValue64). A
 //   migration of a block waits for the previous migration of that block on the other stream, and a
@@ -329,9 +329,7 @@ enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard };
 enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
 constexpr int kLanes = 3;
 constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
-inline Lane lane_of(Op op) {
-  return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded;
-}
+inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
 
 struct Command {
   Op op;
@@ -821,14 +819,9 @@ class Engine {
     s.resident = false;
     lru_.erase(s.lru);
     resident_ -= 1;
-    uint64_t ticket = 0;
-    if (discard_chosen(b, ticket)) {
-      Command c{Op::kDiscard, b};
-      c.ticket = ticket;
-      evictions_.push_back(c);
-    } else {
-      evictions_.push_back(Command{Op::kEvict, b, nullptr});
-    }
+    Command c{Op::kEvict, b};
+    if (discard_chosen(b, c.ticket)) c.op = Op::kDiscard;
+    evictions_.push_back(c);
   }
 
   bool invalidates() const { return mode_ == Mode::kDeepUM && switches_.invalidate; }
