@@ -5,8 +5,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from .tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_BYTES, EXEC_ENTRY_BYTES,
-                     EXEC_RECORD_BYTES)
+from .specs.tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_BYTES, EXEC_ENTRY_BYTES,
+                           EXEC_RECORD_BYTES)
 
 LEARN_FROM = ("accesses", "faults")
 EVICTION = ("lru", "next_use")

@@ -1,5 +1,5 @@
 """The native predictor (driver_hooks/correlation.hpp) agrees with the Python specification
-(deepum/predictor.py) on every input."""
+(deepum/specs/predictor.py) on every input."""
 import random
 
 import pytest
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepum.config import DeepUMConfig
-from deepum.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
+from deepum.specs.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
 
 native = pytest.importorskip(
     "deepum._native", reason="deepum._native is not built: run `pip install -e .` (or `python setup.py build_ext --inplace`)")

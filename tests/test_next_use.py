@@ -1,10 +1,10 @@
-"""Eviction by foreseen next use: the readable specification (deepum/next_use.py) against the native
+"""Eviction by foreseen next use: the readable specification (deepum/specs/next_use.py) against the native
 class the simulator and the online engine use, and the properties that make it Belady's choice on a
 repeating iteration."""
 from hypothesis import given, settings, strategies as st
 
 from deepum import _native
-from deepum.next_use import UNFORESEEN, NextUseEviction
+from deepum.specs.next_use import UNFORESEEN, NextUseEviction
 
 BLOCKS = 12
 

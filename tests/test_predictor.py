@@ -1,4 +1,4 @@
-"""The predictor (deepum/predictor.py): the window rules on a worked example, exact predictions on
+"""The predictor (deepum/specs/predictor.py): the window rules on a worked example, exact predictions on
 periodic traces, graceful degradation on noisy ones."""
 import random
 import sys
@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 import deepum
 from deepum.config import DeepUMConfig
-from deepum.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
-from deepum.tables import NO_EXEC_ID
+from deepum.specs.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
+from deepum.specs.tables import NO_EXEC_ID
 
 
 def launch(predictor, exec_id, faults=()):

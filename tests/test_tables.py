@@ -1,4 +1,4 @@
-"""The correlation tables (deepum/tables.py): exact rules on small cases, invariants on random streams."""
+"""The correlation tables (deepum/specs/tables.py): exact rules on small cases, invariants on random streams."""
 from collections import defaultdict
 
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deepum.config import DeepUMConfig
-from deepum.tables import NO_EXEC_ID, BlockTable, CorrelationTables, ExecIdTable
+from deepum.specs.tables import NO_EXEC_ID, BlockTable, CorrelationTables, ExecIdTable
 
 S = NO_EXEC_ID
 

@@ -10,7 +10,7 @@ from collections import deque
 from itertools import islice
 from typing import NamedTuple
 
-from .config import DeepUMConfig
+from ..config import DeepUMConfig
 from .tables import HISTORY, CorrelationTables, check_exec_id
 
 
@@ -113,7 +113,7 @@ def make_predictor(config: DeepUMConfig = DeepUMConfig(), native: bool = True):
     if not native:
         return Predictor(config)
     try:
-        from . import _native
+        from .. import _native
     except ImportError as exc:
         raise ImportError("deepum._native is not built: install the package with `pip install -e .` "
                           "(or run `python setup.py build_ext --inplace`) to compile it, or pass "
