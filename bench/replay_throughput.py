@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from deepum.simulator import POLICIES, simulate
+from deepum.offline.simulator import POLICIES, simulate
 from deepum.synth import GENERATORS
 from deepum.units import parse_capacity
 

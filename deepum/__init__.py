@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-from .calibration import Calibration
+from .offline.calibration import Calibration
 from .config import DeepUMConfig
 from .units import format_bytes, parse_capacity, parse_size
 

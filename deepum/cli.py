@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .calibration import Calibration
+from .offline.calibration import Calibration
 from .config import DeepUMConfig
 from .units import format_bytes, parse_capacity, parse_size
 
@@ -106,8 +106,8 @@ def cmd_info(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from .report import format_result, to_json
-    from .simulator import simulate
+    from .offline.report import format_result, to_json
+    from .offline.simulator import simulate
 
     trace, capacity, config, calibration = _replay_inputs(args)
     with _input_errors():  # a capacity too small for the trace's widest kernel
@@ -117,8 +117,8 @@ def cmd_replay(args) -> int:
 
 
 def cmd_tune(args) -> int:
-    from .report import format_tradeoff, plot_tradeoff, to_json
-    from .tune import TIME_TOLERANCE, tune
+    from .offline.report import format_tradeoff, plot_tradeoff, to_json
+    from .offline.tune import TIME_TOLERANCE, tune
 
     trace, capacity, config, calibration = _replay_inputs(args)
     budget = None
@@ -147,7 +147,7 @@ def cmd_tune(args) -> int:
 
 def _print_comparison(results: dict) -> None:
     """The policy table, the faults and time per iteration, and deepum's figures once warmed up."""
-    from .report import format_comparison, format_per_iteration, format_warmup
+    from .offline.report import format_comparison, format_per_iteration, format_warmup
 
     print(format_comparison(results))
     print()
@@ -159,7 +159,7 @@ def _print_comparison(results: dict) -> None:
 
 
 def cmd_report(args) -> int:
-    from .report import run_policies, write_report
+    from .offline.report import run_policies, write_report
 
     trace, capacity, config, calibration = _replay_inputs(args)
     with _input_errors():  # a capacity too small for the trace's widest kernel
@@ -171,7 +171,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .report import run_policies, write_report
+    from .offline.report import run_policies, write_report
     from .synth import GENERATORS
     from .trace import write_trace
 
@@ -209,7 +209,7 @@ def cmd_record(args) -> int:
 
 
 def cmd_timeline(args) -> int:
-    from .chrome_trace import write_chrome_trace
+    from .offline.timeline import write_chrome_trace
 
     trace = _load_trace(args.trace)
     with _input_errors():
@@ -270,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", metavar="TRACE.npz")
     p.set_defaults(func=cmd_info)
 
-    from .simulator import POLICIES
+    from .offline.simulator import POLICIES
 
     p = sub.add_parser("replay", help="replay a trace under one policy")
     p.add_argument("trace", metavar="TRACE.npz")
@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=cmd_replay)
 
-    from .tune import TIME_TOLERANCE
+    from .offline.tune import TIME_TOLERANCE
 
     p = sub.add_parser("tune", help="search lookahead and table sizes",
                        description="Staged search over lookahead and table sizes by replay; chooses the "

@@ -16,7 +16,7 @@ import typing
 
 import numpy as np
 
-from deepum.caching_allocator import CachingAllocator
+from deepum.offline.caching_allocator import CachingAllocator
 from deepum.trace import PAGES_PER_BLOCK, Trace, TraceWriter
 
 # Roofline of the modelled GPU.

@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from deepum.caching_allocator import (
+from deepum.offline.caching_allocator import (
     BLOCK_ALLOC, BLOCK_FREE, DEFAULT_BASE_ADDRESS, SEGMENT_ALLOC, SEGMENT_RELEASE, CachingAllocator,
     round_size, segment_size,
 )

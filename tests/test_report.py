@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from deepum.cli import main
-from deepum.report import PLOT_FILES, after_first, format_comparison, format_per_iteration, format_warmup, \
+from deepum.offline.report import PLOT_FILES, after_first, format_comparison, format_per_iteration, format_warmup, \
     from_iteration, run_policies, summary_markdown, to_json, warmup_ratios, write_report
 
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -342,7 +342,7 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
     """Under a budget well below the model's footprint (8 layers of 4 MiB weights, Adam), the
     engine keeps its resident model under the budget, CUPTI sees faults, the parameters equal a
     run without deepum, and the recorded trace validates and replays under every policy."""
-    from deepum.simulator import simulate
+    from deepum.offline.simulator import simulate
     from deepum.trace import read_trace
 
     recorded, _ = run_case("record", mode, timeout=900)

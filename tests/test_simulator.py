@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepum.calibration import Calibration
+from deepum.offline.calibration import Calibration
 from deepum.config import EVICTION, DeepUMConfig
 from deepum.synth import synth_transformer
-from deepum.simulator import POLICIES, simulate
+from deepum.offline.simulator import POLICIES, simulate
 from deepum.trace import BLOCK_BYTES, TraceWriter
 
 pytest.importorskip("deepum._native", reason="the native core is not built (pip install .)")

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from deepum.cli import main
 from deepum.config import DeepUMConfig
-from deepum.tune import STAGES, TIME_TOLERANCE, Candidate, pareto_frontier, select, tune
+from deepum.offline.tune import STAGES, TIME_TOLERANCE, Candidate, pareto_frontier, select, tune
 
 TINY = ["--layers", "4", "--hidden", "256", "--heads", "4", "--seq", "256", "--batch", "8", "--vocab", "512",
         "--iterations", "3", "--seed", "1"]
@@ -107,7 +107,7 @@ class FakeResult:
 @pytest.fixture
 def fake_simulator(monkeypatch):
     """Replaces the simulator with FakeResult; returns the list of configs replayed."""
-    from deepum import simulator
+    from deepum.offline import simulator
 
     calls = []
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import dataclasses
 
 from .calibration import Calibration
-from .config import DeepUMConfig
-from .units import format_bytes
+from ..config import DeepUMConfig
+from ..units import format_bytes
 
 LOOKAHEADS = (8, 16, 32, 64, 128, 256)
 BLOCK_ROWS = (64, 128, 256, 512, 1024, 2048)

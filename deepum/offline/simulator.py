@@ -19,9 +19,9 @@ import dataclasses
 import numpy as np
 
 from .calibration import Calibration
-from .config import DeepUMConfig
-from .trace import Trace
-from .units import format_bytes
+from ..config import DeepUMConfig
+from ..trace import Trace
+from ..units import format_bytes
 
 POLICIES = ("um", "deepum", "oracle")
 
@@ -96,7 +96,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     capacity_blocks = int(capacity_bytes) // block_bytes
     _check_capacity(trace, capacity_bytes, capacity_blocks)
 
-    from . import _native
+    from .. import _native
 
     block_number, dense = np.unique(trace.access_block, return_inverse=True)
     has_mem = trace.has_memory_events

@@ -8,7 +8,7 @@ import json
 import math
 from pathlib import Path
 
-from .units import format_bytes
+from ..units import format_bytes
 
 POLICY_ORDER = ("um", "deepum", "oracle")
 _COLORS = {"um": "tab:red", "deepum": "tab:blue", "oracle": "tab:green"}

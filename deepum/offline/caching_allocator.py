@@ -26,7 +26,7 @@ MIN_LARGE_ALLOC_BYTES = 10 << 20
 ROUND_LARGE_BYTES = 2 << 20
 DEFAULT_BASE_ADDRESS = 0x7F0000000000
 
-# Memory-event actions (TRACE_FORMAT.md, `mem_action`).
+# Memory-event actions (docs/trace-format.md, `mem_action`).
 BLOCK_ALLOC = 0
 BLOCK_FREE = 1
 SEGMENT_ALLOC = 2

@@ -40,7 +40,7 @@ class Calibration:
             except OSError as exc:
                 raise ValueError(f"cannot read calibration file {path}: {exc}") from exc
         else:
-            bundled = resources.files("deepum") / "calibrations" / f"{name_or_path}.json"
+            bundled = resources.files("deepum.offline") / "calibrations" / f"{name_or_path}.json"
             if not bundled.is_file():
                 raise ValueError(f"no bundled calibration named {name_or_path!r} and no such file")
             text = bundled.read_text()
