@@ -14,14 +14,16 @@
 
 namespace deepum {
 
+// Sizes of the tables and the window. No defaults here: DeepUMConfig (deepum/config.py) defines them,
+// and options.hpp reads them across the boundary.
 struct CorrelationConfig {
-  size_t lookahead = 32;
-  size_t exec_ids = 16384;
-  size_t exec_records = 4;
-  size_t block_rows = 2048;
-  size_t block_ways = 2;
-  size_t block_successors = 4;
-  size_t chain_blocks = 4096;
+  size_t lookahead = 0;
+  size_t exec_ids = 0;
+  size_t exec_records = 0;
+  size_t block_rows = 0;
+  size_t block_ways = 0;
+  size_t block_successors = 0;
+  size_t chain_blocks = 0;
 };
 
 struct PredictedKernel {

@@ -5,10 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "correlation.hpp"
+#include "options_binding.hpp"
 
 namespace py = pybind11;
-using deepum::CorrelationConfig;
 using deepum::PredictedKernel;
 using deepum::Predictor;
 using deepum::WindowChange;
@@ -82,23 +81,11 @@ void bind_correlation(py::module_& m) {
         return "WindowChange(popped=" + std::to_string(c.popped) + ", pushed=" + std::to_string(c.pushed) + ")";
       });
 
-  const CorrelationConfig d;
   py::class_<Predictor>(m, "Predictor",
-                        "DeepUM correlation predictor (native); same behaviour as deepum.predictor.Predictor.\n"
-                        "Takes the DeepUMConfig fields as keywords; the policy ones (learn_from, eviction, prefetch,\n"
-                        "pre_evict, invalidate) are accepted and ignored.")
-      .def(py::init([](size_t lookahead, size_t exec_ids, size_t exec_records, size_t block_rows, size_t block_ways,
-                       size_t block_successors, size_t chain_blocks, const py::object&, const py::object&, bool, bool,
-                       bool) {
-             return std::make_unique<Predictor>(CorrelationConfig{lookahead, exec_ids, exec_records, block_rows,
-                                                                  block_ways, block_successors, chain_blocks});
-           }),
-           py::kw_only(), py::arg("lookahead") = d.lookahead, py::arg("exec_ids") = d.exec_ids,
-           py::arg("exec_records") = d.exec_records, py::arg("block_rows") = d.block_rows,
-           py::arg("block_ways") = d.block_ways, py::arg("block_successors") = d.block_successors,
-           py::arg("chain_blocks") = d.chain_blocks, py::arg("learn_from") = "accesses", py::arg("eviction") = "lru",
-           py::arg("prefetch") = true,
-           py::arg("pre_evict") = true, py::arg("invalidate") = true)
+                        "DeepUM correlation predictor (native); same behaviour as deepum.specs.predictor.Predictor.\n"
+                        "Takes DeepUMConfig.to_dict(); only the table sizes and the lookahead matter here.")
+      .def(py::init([](const py::dict& config) { return std::make_unique<Predictor>(deepum::tables_from(config)); }),
+           py::arg("config"))
       .def("on_kernel", [](Predictor& p, const py::int_& exec_id) { return p.on_kernel(exec_id_arg(exec_id)); },
            py::arg("exec_id"), "A kernel with execution ID `exec_id` launched; returns the WindowChange.")
       .def("on_fault", [](Predictor& p, const py::int_& block) { p.on_fault(block_arg(block)); }, py::arg("block"),

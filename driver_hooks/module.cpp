@@ -1,16 +1,28 @@
-// deepum._native: the CPU native core (correlation tables and predictor, UVM driver model, eviction
-// by foreseen next use).
+// deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
+// driver model, eviction by foreseen next use) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
+
+#include "units.hpp"
 
 namespace py = pybind11;
 
 void bind_correlation(py::module_& m);  // correlation_bindings.cpp
+void bind_policy(py::module_& m);       // policy_bindings.cpp
 void bind_uvm_model(py::module_& m);    // uvm_model_bindings.cpp
 void bind_next_use(py::module_& m);     // next_use_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
-  m.doc() = "deepum native core: correlation tables, predictor, UVM driver model and eviction by next use (CPU only)";
+  m.doc() = "deepum native core: correlation tables, predictor, policy core, UVM driver model (CPU only)";
+  m.attr("BLOCK_BYTES") = deepum::kBlockBytes;
+  m.attr("PAGE_BYTES") = deepum::kPageBytes;
+  py::dict actions;
+  actions["alloc"] = int(deepum::MemAction::kAlloc);
+  actions["free"] = int(deepum::MemAction::kFree);
+  actions["segment_alloc"] = int(deepum::MemAction::kSegmentAlloc);
+  actions["segment_free"] = int(deepum::MemAction::kSegmentFree);
+  m.attr("MEM_ACTIONS") = actions;
   bind_correlation(m);
+  bind_policy(m);
   bind_uvm_model(m);
   bind_next_use(m);
 }

@@ -1,4 +1,4 @@
-// Eviction by foreseen next use, shared by the simulator's deepum policy and the online engine.
+// Eviction by foreseen next use: a replacement rule of the policy core (policy.hpp).
 //
 // Training repeats its iteration: the launches at which a block was used in the last iteration
 // foretell when it is used next. A block used at positions u1 < u2 < ... of the last iteration
@@ -6,8 +6,8 @@
 // at the first ui past p, else at u1 of the next iteration. The victim is the resident block
 // foreseen last: Belady's choice on the foreseen future. Blocks the last iteration did not use
 // are foreseen never and go first, least recently arrived first. Blocks are dense indices
-// (0, 1, ... as the caller numbers them). deepum/next_use.py is the
-// readable specification; tests/test_native_agrees.py checks that both choose alike.
+// (0, 1, ... as the caller numbers them). deepum/specs/next_use.py is the
+// readable specification; tests/test_next_use.py checks that both choose alike.
 #pragma once
 
 #include <algorithm>
@@ -16,11 +16,13 @@
 #include <tuple>
 #include <vector>
 
+#include "replacement.hpp"
+
 namespace deepum {
 
-// Eviction by next use takes the block foreseen last even when a dead one is close behind it (a
-// dead victim is still dropped without a copy): preferring dead blocks among the first 64 gave the
-// same simulated time on the recorded GPT-2 trace and cost most of the replay speed.
+// Eviction by next use takes the block foreseen last even when a dead one is close behind it (a dead
+// victim is still dropped without a copy): looking further for dead blocks did not pay for its cost in
+// replay speed (docs/results.md).
 constexpr int kForeseenDeadSearch = 1;
 
 class NextUseEviction {
@@ -140,6 +142,23 @@ class NextUseEviction {
   std::vector<Entry> parked_;         // entries may_go refused during launch parked_launch_
   uint64_t parked_launch_ = 0;
   uint64_t start_ = 0, last_length_ = 0, arrivals_ = 0;
+};
+
+// NextUseEviction as the policy core's replacement rule.
+class NextUseReplacement : public Replacement {
+ public:
+  void start_iteration(uint64_t first_launch) override { rule_.start_iteration(first_launch); }
+  void use(Block b, uint64_t launch, bool resident) override { rule_.use(b, launch, resident); }
+  void arrive(Block b, uint64_t launch) override { rule_.arrive(b, launch); }
+  Block victim(uint64_t launch, const Candidates& c, uint64_t need_at) override {
+    const int64_t chosen = rule_.victim(
+        launch, [&c](int64_t b) { return c.resident(Block(b)); }, [&c](int64_t b) { return c.may_go(Block(b)); },
+        [&c](int64_t b) { return c.dead(Block(b)); }, kForeseenDeadSearch, need_at);
+    return chosen == NextUseEviction::kNoVictim ? kNone : Block(chosen);
+  }
+
+ private:
+  NextUseEviction rule_;
 };
 
 }  // namespace deepum

@@ -2,10 +2,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <memory>
 #include <string>
 
-#include "correlation_config.hpp"
+#include "options_binding.hpp"
 #include "uvm_model.hpp"
 
 namespace py = pybind11;
@@ -36,8 +35,7 @@ CostModel cost_model(const py::dict& c) {
                    c["evict_d2h_bytes_per_s"].cast<double>(), c["populate_bytes_per_s"].cast<double>(),
                    c["demand_fault_read_bytes_per_s"].cast<double>(),
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
-                   c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>(),
-                   c["block_bytes"].cast<int64_t>(), c["page_bytes"].cast<int64_t>()};
+                   c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>()};
 }
 
 py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const CArray<uint64_t>& exec_id,
@@ -67,28 +65,10 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   t.iteration_first_kernel = iteration_first_kernel.data();
   if (t.kernels == 0) throw std::invalid_argument("the trace has no kernels");
 
-  std::unique_ptr<Policy> policy;
-  if (policy_name == "um") {
-    policy = std::make_unique<DriverOnlyPolicy>();
-  } else if (policy_name == "deepum") {
-    const std::string learn_from = config["learn_from"].cast<std::string>();
-    if (learn_from != "accesses" && learn_from != "faults")
-      throw std::invalid_argument("learn_from must be 'accesses' or 'faults', got '" + learn_from + "'");
-    const std::string eviction = config["eviction"].cast<std::string>();
-    if (eviction != "lru" && eviction != "next_use")
-      throw std::invalid_argument("eviction must be 'lru' or 'next_use', got '" + eviction + "'");
-    DeepUMSwitches sw{learn_from == "accesses", config["prefetch"].cast<bool>(), config["pre_evict"].cast<bool>(),
-                      config["invalidate"].cast<bool>(), eviction == "next_use"};
-    policy = std::make_unique<DeepUMPolicy>(correlation_config_from(config), sw, t.blocks);
-  } else if (policy_name == "oracle") {
-    policy = std::make_unique<OraclePolicy>(t, config["lookahead"].cast<size_t>());
-  } else {
-    throw std::invalid_argument("unknown policy '" + policy_name + "' (um, deepum, oracle)");
-  }
-  Simulator sim(t, cost_model(cost), capacity_blocks);
+  Simulator sim(t, cost_model(cost), capacity_blocks, options_from(policy_name, config));
   {
     py::gil_scoped_release release;
-    sim.run(*policy);
+    sim.run();
   }
   const Totals& s = sim.totals();
   const auto& tl = sim.timeline();
@@ -112,9 +92,9 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   out["fault_stall_s"] = s.fault_stall_s;
   out["prefetch_wait_s"] = s.prefetch_wait_s;
   out["time_s"] = s.time_s;
-  out["kernel_prediction_hits"] = policy->kernel_hits();
-  out["kernel_prediction_misses"] = policy->kernel_misses();
-  out["table_bytes"] = policy->table_bytes();
+  out["kernel_prediction_hits"] = sim.policy().kernel_hits();
+  out["kernel_prediction_misses"] = sim.policy().kernel_misses();
+  out["table_bytes"] = sim.policy().table_bytes();
   out["kernel_t_start_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_start_s; });
   out["kernel_t_end_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_end_s; });
   out["kernel_fault_stall_s"] = column<double>(tl, [](const KernelRecord& r) { return r.fault_stall_s; });

@@ -93,7 +93,7 @@ def test_agrees_with_default_config_on_a_long_periodic_trace():
 
 
 def test_entries_compare_equal_across_implementations():
-    fast = native.Predictor(lookahead=2)
+    fast = native.Predictor(DeepUMConfig(lookahead=2).to_dict())
     change = fast.on_kernel(3)
     fast.on_fault(9)
     assert change == WindowChange(0, 1) and WindowChange(0, 1) == change and change != WindowChange(1, 1)
@@ -105,15 +105,13 @@ def test_entries_compare_equal_across_implementations():
     assert repr(entry) == "PredictedKernel(exec_id=3, blocks=())"
 
 
-def test_keywords_are_the_config_fields():
-    fast = native.Predictor(**DeepUMConfig(lookahead=5, prefetch=False).to_dict())
+def test_the_native_predictor_reads_the_config_dict():
+    fast = native.Predictor(DeepUMConfig(lookahead=5, prefetch=False).to_dict())
     assert fast.window == [] and fast.table_bytes() == 0
-    with pytest.raises(TypeError):
-        native.Predictor(lookahead_kernels=5)
-    with pytest.raises(TypeError):
-        native.Predictor(5)                       # keywords only
+    with pytest.raises(KeyError):
+        native.Predictor({"lookahead": 5})        # every size comes from DeepUMConfig: no native defaults
     with pytest.raises(ValueError):
-        native.Predictor(block_ways=0)
+        native.Predictor({**DeepUMConfig().to_dict(), "block_ways": 0})
 
 
 @pytest.mark.parametrize("method, bad", [("on_kernel", (-1,)), ("on_kernel", (2**64,)), ("on_fault", (-1,)),

@@ -118,4 +118,4 @@ def make_predictor(config: DeepUMConfig = DeepUMConfig(), native: bool = True):
         raise ImportError("deepum._native is not built: install the package with `pip install -e .` "
                           "(or run `python setup.py build_ext --inplace`) to compile it, or pass "
                           "native=False for the Python predictor") from exc
-    return _native.Predictor(**{name: getattr(config, name) for name in TABLE_FIELDS})
+    return _native.Predictor(config.to_dict())

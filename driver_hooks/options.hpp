@@ -1,0 +1,23 @@
+// The policy's options: what DeepUMConfig (deepum/config.py) and the runtime mode say, as one struct
+// with enums. Defaults live in DeepUMConfig only; options_binding.hpp is the one reader of its dict.
+#pragma once
+#include "correlation.hpp"
+
+namespace deepum {
+
+// um: the driver's rule alone; advise: um plus each kernel's missing blocks prefetched just before it
+// under budget pressure; deepum: correlation prefetch, pre-eviction, invalidation; oracle (offline
+// only): the next kernels' blocks known exactly, eviction of the block used furthest ahead.
+enum class Mode : uint8_t { kUm, kAdvise, kDeepUM, kOracle };
+enum class LearnFrom : uint8_t { kAccesses, kFaults };
+enum class Eviction : uint8_t { kLru, kNextUse };
+
+struct Options {
+  Mode mode = Mode::kUm;
+  CorrelationConfig tables;  // tables.lookahead is the window's length, also the oracle's
+  LearnFrom learn_from = LearnFrom::kAccesses;
+  Eviction eviction = Eviction::kNextUse;
+  bool prefetch = true, pre_evict = true, invalidate = true;
+};
+
+}  // namespace deepum

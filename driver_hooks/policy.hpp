@@ -1,0 +1,276 @@
+// The policy core: every decision deepum makes about UM blocks, for the GPU engine (engine.hpp) and
+// the offline simulator (uvm_model.hpp) alike. CUDA-free; deepum/specs/policy.py is its readable
+// specification and tests/test_policy.py checks that both decide alike.
+//
+// It models residency under a capacity of blocks and, at each launch, decides:
+// - the kernel's missing blocks become resident (demand): it faults on them, or (demand_prefetch)
+//   they are prefetched on its stream just before it;
+// - pressure gating: nothing is predicted, learned or prefetched until the blocks touched so far
+//   exceed the capacity (until then every block stays resident once it has arrived);
+// - victims while over the capacity, by the replacement rule among the blocks the running kernel
+//   does not use and, with pre-eviction, the prediction window does not need (window protection);
+//   the driver's rule (least recently migrated, not in use) when the rule finds none;
+// - prefetches of the window's blocks in need order, entry by entry, evicting for room; a prefetch
+//   stops where no victim is allowed (a victim foreseen before the kernel it makes room for is not);
+// - invalidation: with it, a victim or a prefetched block that is dead moves without a copy.
+// Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "block_list.hpp"
+#include "next_use.hpp"
+#include "options.hpp"
+#include "prefetcher.hpp"
+#include "replacement.hpp"
+
+namespace deepum {
+
+// What the policy asks of the memory behind the blocks (the engine's memory map, the simulator's
+// record of allocations).
+class MemoryFacts {
+ public:
+  virtual ~MemoryFacts() = default;
+  virtual bool dead(Block b) const = 0;  // no live allocation overlaps the block
+  // A move of b without a copy is chosen now, if b is dead: true and the choice's ticket.
+  virtual bool choose_discard(Block b, uint64_t& ticket) {
+    ticket = 0;
+    return dead(b);
+  }
+};
+
+enum class Move : uint8_t {
+  kDemand,    // the running kernel's missing block
+  kEvict,     // to the host, with a copy
+  kDiscard,   // to the host without a copy (dead)
+  kPrefetch,  // to the GPU, with a copy
+  kPopulate,  // to the GPU as fresh pages (dead)
+};
+
+struct Decision {
+  Move move;
+  Block block;
+  uint64_t ticket;  // kDiscard, kPopulate: MemoryFacts::choose_discard's ticket
+};
+
+struct LaunchPlan {
+  bool demand_prefetch = false;  // kDemand blocks are prefetched just before the kernel
+  std::vector<Decision> moves;   // in decision order
+};
+
+class Policy : private Candidates {
+ public:
+  // For mode oracle, `prefetcher` and `replacement` must be given (the simulator has the future).
+  Policy(const Options& options, int64_t capacity_blocks, MemoryFacts& memory,
+         std::unique_ptr<Prefetcher> prefetcher = nullptr, std::unique_ptr<Replacement> replacement = nullptr)
+      : options_(options), capacity_(capacity_blocks), memory_(memory), prefetcher_(std::move(prefetcher)),
+        replacement_(std::move(replacement)), lru_(migrated_) {
+    if (capacity_ < 1) throw std::invalid_argument("capacity must hold at least one block");
+    const bool deepum = options_.mode == Mode::kDeepUM;
+    if (options_.mode == Mode::kOracle && (!prefetcher_ || !replacement_))
+      throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
+    if (deepum && !prefetcher_) prefetcher_ = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
+    if (deepum && options_.pre_evict && options_.eviction == Eviction::kNextUse && !replacement_)
+      replacement_ = std::make_unique<NextUseReplacement>();
+  }
+
+  // The dense index of UM block `number` (numbered when new).
+  Block block(int64_t number) {
+    const Block b = index_.dense(number);
+    ensure(b);
+    return b;
+  }
+  int64_t number(Block b) const { return index_.number(b); }
+
+  // A kernel with `exec_id` launches and uses `blocks` (dense, each once).
+  const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count) {
+    plan_.moves.clear();
+    launch_ += 1;
+    missing_.clear();
+    for (size_t i = 0; i < count; ++i) {
+      const Block b = blocks[i];
+      ensure(b);
+      if (used_by_[b] == 0) touched_ += 1;
+      used_by_[b] = launch_;
+      if (touched_in_[b] != iteration_ + 1) {
+        touched_in_[b] = iteration_ + 1;
+        touched_this_iteration_ += 1;
+      }
+      if (!resident_[b]) missing_.push_back(b);
+      if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
+    }
+    for (Block b : missing_) {
+      make_resident(b);
+      plan_.moves.push_back({Move::kDemand, b, 0});
+    }
+    const bool pressure = options_.mode == Mode::kOracle || touched_ > capacity_;
+    predicted_ = prefetcher_ && pressure;
+    if (predicted_) predict(exec_id, blocks, count);
+    const bool prefetching = predicted_ && (options_.mode == Mode::kOracle || options_.prefetch);
+    plan_.demand_prefetch = (prefetching && (options_.mode == Mode::kOracle || options_.learn_from == LearnFrom::kAccesses)) ||
+                            (options_.mode == Mode::kAdvise && pressure);
+    while (resident_count_ > capacity_) {
+      const Block v = victim(0);
+      if (v == kNone) break;
+      evict(v);
+    }
+    if (prefetching) plan_prefetches();
+    peak_ = std::max(peak_, resident_count_);
+    return plan_;
+  }
+
+  // learn_from "faults", simulator: the kernel of the last launch faulted on b.
+  void learn_fault(Block b) {
+    if (predicted_ && options_.learn_from == LearnFrom::kFaults) prefetcher_->learn(b);
+  }
+  // learn_from "faults", engine: blocks (UM numbers) one earlier launch of exec_id faulted on.
+  void learn_faults(uint64_t exec_id, const int64_t* numbers, size_t count) {
+    if (prefetcher_) prefetcher_->learn_faults(exec_id, numbers, count);
+  }
+
+  // A new iteration starts with the next launch; returns the blocks the ending one touched.
+  int64_t next_iteration() {
+    const int64_t touched = touched_this_iteration_;
+    iteration_ += 1;
+    touched_this_iteration_ = 0;
+    if (replacement_) replacement_->start_iteration(launch_ + 1);
+    return touched;
+  }
+
+  // The memory of b was given back to the system (its segment freed): it holds nothing anywhere.
+  void release(Block b) {
+    if (size_t(b) >= resident_.size() || !resident_[b]) return;
+    leave(b);
+  }
+
+  bool resident(Block b) const override { return size_t(b) < resident_.size() && resident_[b] != 0; }
+  int64_t resident_blocks() const { return resident_count_; }
+  int64_t peak_resident_blocks() const { return peak_; }
+  uint64_t launches() const { return launch_; }
+  uint64_t kernel_hits() const { return prefetcher_ ? prefetcher_->kernel_hits() : 0; }
+  uint64_t kernel_misses() const { return prefetcher_ ? prefetcher_->kernel_misses() : 0; }
+  size_t table_bytes() const { return prefetcher_ ? prefetcher_->table_bytes() : 0; }
+
+ private:
+  void ensure(Block b) {
+    if (size_t(b) < resident_.size()) return;
+    const size_t n = std::max(size_t(b) + 1, resident_.size() * 2);
+    resident_.resize(n, 0);
+    protect_.resize(n, 0);
+    used_by_.resize(n, 0);
+    touched_in_.resize(n, 0);
+  }
+
+  void predict(uint64_t exec_id, const Block* blocks, size_t count) {
+    const WindowChange change = prefetcher_->on_launch(exec_id);
+    for (size_t i = 0; i < change.popped; ++i) {
+      for (Block b : window_.front()) protect_[b] -= 1;
+      window_.pop_front();
+    }
+    issued_ = change.popped > issued_ ? 0 : issued_ - change.popped;
+    const Window& predicted = prefetcher_->window();
+    for (size_t i = predicted.size() - change.pushed; i < predicted.size(); ++i) {
+      for (Block b : predicted[i]) {
+        ensure(b);
+        protect_[b] += 1;
+      }
+      window_.push_back(predicted[i]);
+    }
+    if (options_.learn_from == LearnFrom::kAccesses)
+      for (size_t i = 0; i < count; ++i) prefetcher_->learn(blocks[i]);
+  }
+
+  // The window's blocks in need order, entry by entry (each entry's prefetches in address order, so
+  // that contiguous blocks coalesce), evicting for room; stops where no victim is allowed.
+  void plan_prefetches() {
+    for (; issued_ < window_.size(); ++issued_) {
+      entry_.clear();
+      bool complete = true;
+      for (Block b : window_[issued_]) {
+        if (resident_[b]) continue;
+        if (resident_count_ >= capacity_) {
+          const Block v = victim(launch_ + issued_ + 1);
+          if (v == kNone) {
+            complete = false;
+            break;
+          }
+          evict(v);
+        }
+        make_resident(b);
+        uint64_t ticket = 0;
+        entry_.push_back({invalidates() && memory_.choose_discard(b, ticket) ? Move::kPopulate : Move::kPrefetch, b, ticket});
+      }
+      std::sort(entry_.begin(), entry_.end(),
+                [this](const Decision& x, const Decision& y) { return number(x.block) < number(y.block); });
+      plan_.moves.insert(plan_.moves.end(), entry_.begin(), entry_.end());
+      if (!complete) return;
+    }
+  }
+
+  // need_at > 0: a victim for a prefetch for that launch (none when the rule refuses).
+  Block victim(uint64_t need_at) {
+    sparing_ = spares_window();
+    const bool ruled = replacement_ && (sparing_ || options_.mode == Mode::kOracle);
+    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);
+    if (chosen != kNone || need_at > 0 || !(ruled || sparing_)) return chosen;
+    sparing_ = false;  // the rule found nothing: the driver's rule, without dead preference
+    driver_rule_ = true;
+    const Block fallback = lru_.victim(launch_, *this, 0);
+    driver_rule_ = false;
+    return fallback;
+  }
+
+  bool may_go(Block b) const override { return used_by_[b] != launch_ && (!sparing_ || protect_[b] == 0); }
+  bool dead(Block b) const override { return !driver_rule_ && invalidates() && memory_.dead(b); }
+
+  bool spares_window() const { return options_.mode == Mode::kDeepUM && options_.pre_evict; }
+  bool invalidates() const {
+    return options_.mode == Mode::kOracle || (options_.mode == Mode::kDeepUM && options_.invalidate);
+  }
+
+  void make_resident(Block b) {
+    resident_[b] = 1;
+    resident_count_ += 1;
+    migrated_.push_back(b);
+    if (replacement_) replacement_->arrive(b, launch_);
+  }
+
+  void evict(Block b) {
+    leave(b);
+    uint64_t ticket = 0;
+    plan_.moves.push_back({invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict, b, ticket});
+  }
+
+  void leave(Block b) {
+    resident_[b] = 0;
+    resident_count_ -= 1;
+    migrated_.remove(b);
+  }
+
+  const Options options_;
+  const int64_t capacity_;
+  MemoryFacts& memory_;
+  BlockIndex index_;
+  std::unique_ptr<Prefetcher> prefetcher_;      // null: nothing is predicted (um, advise)
+  std::unique_ptr<Replacement> replacement_;    // deepum with pre-eviction, oracle; null: LRU
+  BlockList migrated_;                          // resident blocks, least recently migrated first
+  LruEviction lru_;                             // over migrated_
+  std::vector<uint8_t> resident_;
+  std::vector<int32_t> protect_;                // window entries that need the block
+  std::vector<uint64_t> used_by_;               // last launch that used it (0: none yet)
+  std::vector<uint64_t> touched_in_;            // 1 + last iteration that used it (0: none)
+  Window window_;                               // the prefetcher's window as protected
+  size_t issued_ = 0;                           // window entries whose prefetches are all decided
+  int64_t resident_count_ = 0, peak_ = 0, touched_ = 0, touched_this_iteration_ = 0;
+  uint64_t launch_ = 0, iteration_ = 0;
+  bool predicted_ = false;                      // the last launch went through the prefetcher
+  bool sparing_ = false, driver_rule_ = false;  // how victim() is asking
+  std::vector<Block> missing_;
+  std::vector<Decision> entry_;
+  LaunchPlan plan_;
+};
+
+}  // namespace deepum

@@ -1,0 +1,90 @@
+// Python binding of the policy core (policy.hpp) for tests against deepum/specs/policy.py: blocks
+// are UM block numbers, the memory facts a set of dead blocks the test keeps.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "options_binding.hpp"
+#include "policy.hpp"
+
+namespace py = pybind11;
+using namespace deepum;
+
+namespace {
+
+const char* move_name(Move m) {
+  switch (m) {
+    case Move::kDemand: return "demand";
+    case Move::kEvict: return "evict";
+    case Move::kDiscard: return "discard";
+    case Move::kPrefetch: return "prefetch";
+    case Move::kPopulate: return "populate";
+  }
+  return "?";
+}
+
+class DeadSet : public MemoryFacts {
+ public:
+  bool dead(Block b) const override { return dead_.count(policy->number(b)) != 0; }
+  std::unordered_set<int64_t> dead_;
+  const Policy* policy = nullptr;
+};
+
+class PolicyUnderTest {
+ public:
+  PolicyUnderTest(const std::string& mode, int64_t capacity_blocks, const py::dict& config)
+      : policy_(options_from(mode, config), capacity_blocks, facts_) {
+    if (policy_options_oracle(mode)) throw std::invalid_argument("the oracle needs a trace: use simulate()");
+    facts_.policy = &policy_;
+  }
+
+  py::tuple on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers) {
+    std::vector<Block> blocks;
+    for (int64_t n : numbers) {
+      if (n < 0) throw py::value_error("UM blocks are non-negative");
+      blocks.push_back(policy_.block(n));
+    }
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size());
+    py::list moves;
+    for (const Decision& d : plan.moves) moves.append(py::make_tuple(move_name(d.move), policy_.number(d.block)));
+    return py::make_tuple(plan.demand_prefetch, moves);
+  }
+  void set_dead(int64_t number, bool dead) {
+    if (dead) facts_.dead_.insert(number); else facts_.dead_.erase(number);
+  }
+  void learn_fault(int64_t number) { policy_.learn_fault(policy_.block(number)); }
+  int64_t next_iteration() { return policy_.next_iteration(); }
+  void release(int64_t number) { policy_.release(policy_.block(number)); }
+  bool resident(int64_t number) { return policy_.resident(policy_.block(number)); }
+  const Policy& policy() const { return policy_; }
+
+ private:
+  static bool policy_options_oracle(const std::string& mode) { return mode == "oracle"; }
+  DeadSet facts_;
+  Policy policy_;
+};
+
+}  // namespace
+
+void bind_policy(py::module_& m) {
+  py::class_<PolicyUnderTest>(m, "Policy",
+                              "The policy core (native) over UM block numbers; same decisions as "
+                              "deepum.specs.policy.Policy. Dead blocks are what set_dead says.")
+      .def(py::init<const std::string&, int64_t, const py::dict&>(), py::arg("mode"), py::arg("capacity_blocks"),
+           py::arg("config"))
+      .def("on_launch", &PolicyUnderTest::on_launch, py::arg("exec_id"), py::arg("blocks"),
+           "A kernel launches using `blocks` (each once); returns (demand_prefetch, [(move, block), ...]).")
+      .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))
+      .def("learn_fault", &PolicyUnderTest::learn_fault, py::arg("block"))
+      .def("next_iteration", &PolicyUnderTest::next_iteration)
+      .def("release", &PolicyUnderTest::release, py::arg("block"))
+      .def("resident", &PolicyUnderTest::resident, py::arg("block"))
+      .def_property_readonly("resident_blocks", [](const PolicyUnderTest& p) { return p.policy().resident_blocks(); })
+      .def_property_readonly("peak_resident_blocks", [](const PolicyUnderTest& p) { return p.policy().peak_resident_blocks(); })
+      .def_property_readonly("kernel_hits", [](const PolicyUnderTest& p) { return p.policy().kernel_hits(); })
+      .def_property_readonly("kernel_misses", [](const PolicyUnderTest& p) { return p.policy().kernel_misses(); });
+}
