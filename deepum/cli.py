@@ -38,7 +38,7 @@ def _input_errors(prefix: str = ""):
 
 
 def _load_trace(path: str):
-    from .trace import read_trace
+    from .offline.trace_io import read_trace
 
     with _input_errors():  # TraceError is a ValueError that names the file, the array and the rule
         return read_trace(path)
@@ -85,7 +85,7 @@ def _npz_path(path: str) -> Path:
 
 def cmd_synth(args) -> int:
     from .synth import GENERATORS
-    from .trace import write_trace
+    from .offline.trace_io import write_trace
 
     out = _npz_path(args.output)
     kwargs = {name: getattr(args, name) for name in args.generator_options if getattr(args, name) is not None}
@@ -99,7 +99,7 @@ def cmd_synth(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from .trace import format_summary
+    from .offline.trace_summary import format_summary
 
     print(format_summary(_load_trace(args.trace)))
     return 0
@@ -173,7 +173,7 @@ def cmd_report(args) -> int:
 def cmd_demo(args) -> int:
     from .offline.report import run_policies, write_report
     from .synth import GENERATORS
-    from .trace import write_trace
+    from .offline.trace_io import write_trace
 
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)

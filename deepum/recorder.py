@@ -1,4 +1,4 @@
-"""Turns what the online engine recorded on the GPU into a trace (TRACE_FORMAT.md v1).
+"""Turns what the online engine recorded on the GPU into a trace (docs/trace-format.md v1).
 
 The engine hands over, as NumPy arrays: launches in order (CUPTI correlation ID, execution ID, kernel
 name, accesses from the kernel's arguments), the caching allocator's events, the launch count at
@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .fault_attribution import kernel_at, kernel_times
-from .trace import Trace, normalize_trace
+from .offline.trace_format import Trace
+from .offline.trace_validation import normalize_trace
 
 
 def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | None, notes: str = "",

@@ -354,7 +354,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
     also be used as a context manager. Call it before any CUDA work in the process.
 
     config: a DeepUMConfig or the path of a JSON file (e.g. written by `deepum tune`).
-    record: path of a trace (.npz, TRACE_FORMAT.md) written at disable(): kernels, their accesses
+    record: path of a trace (.npz, docs/trace-format.md) written at disable(): kernels, their accesses
         from their arguments, faults, memory events and migrations; call deepum.mark_iteration()
         after each training step so that the trace has iterations."""
     global _session, _allocator, _prepared, _advice, _observer_attached
@@ -414,7 +414,7 @@ def _write_recording(session: "Session") -> None:
     import torch
 
     from .recorder import trace_from_recording
-    from .trace import write_trace
+    from .offline.trace_io import write_trace
 
     device = torch.cuda.get_device_name(session.config.device)
     trace = trace_from_recording(_engine.drain_recording(), device, session.limits.capacity,

@@ -17,7 +17,8 @@ import typing
 import numpy as np
 
 from deepum.offline.caching_allocator import CachingAllocator
-from deepum.trace import PAGES_PER_BLOCK, Trace, TraceWriter
+from deepum.offline.trace_format import PAGES_PER_BLOCK, Trace
+from deepum.offline.trace_writer import TraceWriter
 
 # Roofline of the modelled GPU.
 MATMUL_FLOPS_PER_S = {2: 400e12, 4: 100e12}    # dense tensor-core GEMM/conv throughput by element bytes (bf16, tf32)

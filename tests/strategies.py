@@ -1,10 +1,11 @@
-"""Hypothesis strategies for deepum traces: `valid_traces()` draws small traces that obey TRACE_FORMAT.md v1."""
+"""Hypothesis strategies for deepum traces: `valid_traces()` draws small traces that obey docs/trace-format.md v1."""
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 
-from deepum.trace import BLOCK_BYTES, FORMAT_NAME, FORMAT_VERSION, PAGE_BYTES, PAGES_PER_BLOCK, SOURCES, Trace
+from deepum.offline.trace_format import (BLOCK_BYTES, FORMAT_NAME, FORMAT_VERSION, PAGE_BYTES, PAGES_PER_BLOCK, SOURCES,
+                                         Trace)
 
 _I64_MAX = 2**63 - 1
 _U64_MAX = 2**64 - 1

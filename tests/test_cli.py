@@ -36,7 +36,7 @@ def trace_path(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def trace(trace_path):
-    from deepum.trace import read_trace
+    from deepum.offline.trace_io import read_trace
 
     return read_trace(trace_path)
 

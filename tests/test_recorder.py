@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from deepum.recorder import trace_from_recording
-from deepum.trace import TraceError, read_trace, write_trace
+from deepum.offline.trace_format import TraceError
+from deepum.offline.trace_io import read_trace, write_trace
 
 B = 1 << 21
 

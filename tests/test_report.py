@@ -122,7 +122,7 @@ def test_to_json_is_strict():
 
 
 def test_report_command(capsys, trace, tmp_path):
-    from deepum.trace import write_trace
+    from deepum.offline.trace_io import write_trace
 
     write_trace(trace, tmp_path / "tiny.npz")
     code = main(["report", str(tmp_path / "tiny.npz"), "--capacity", "0.5", "-o", str(tmp_path / "rep")])

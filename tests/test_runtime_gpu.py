@@ -343,7 +343,7 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
     engine keeps its resident model under the budget, CUPTI sees faults, the parameters equal a
     run without deepum, and the recorded trace validates and replays under every policy."""
     from deepum.offline.simulator import simulate
-    from deepum.trace import read_trace
+    from deepum.offline.trace_io import read_trace
 
     recorded, _ = run_case("record", mode, timeout=900)
     plain, _ = run_case("plain")
@@ -366,7 +366,7 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
 def test_tables_learn_from_the_fault_log_and_training_is_unchanged(allocator_built):
     """learn_from "faults": the faults CUPTI reports are attributed to launches at each iteration mark
     and teach the tables; once they have, the kernels fault less and predictions hit."""
-    from deepum.trace import read_trace
+    from deepum.offline.trace_io import read_trace
 
     learned, _ = run_case("learn_faults", timeout=900)
     plain, _ = run_case("plain", "8")

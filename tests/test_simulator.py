@@ -12,7 +12,8 @@ from deepum.offline.calibration import Calibration
 from deepum.config import EVICTION, DeepUMConfig
 from deepum.synth import synth_transformer
 from deepum.offline.simulator import POLICIES, simulate
-from deepum.trace import BLOCK_BYTES, TraceWriter
+from deepum.offline.trace_format import BLOCK_BYTES
+from deepum.offline.trace_writer import TraceWriter
 
 pytest.importorskip("deepum._native", reason="the native core is not built (pip install .)")
 

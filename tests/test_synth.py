@@ -7,7 +7,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from deepum import synth
-from deepum.trace import ARRAY_DTYPES, blocks_of_extent, read_trace, validate_trace, write_trace
+from deepum.offline.trace_format import ARRAY_DTYPES
+from deepum.offline.trace_io import read_trace, write_trace
+from deepum.offline.trace_validation import validate_trace
+from deepum.offline.trace_writer import blocks_of_extent
 
 BLOCK = 2 << 20
 SMALL_TRANSFORMER = dict(layers=2, hidden=256, heads=4, seq=128, batch=2, vocab=1000, iterations=3)

@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepum.trace import (ARRAY_DTYPES, BLOCK_BYTES, PAGE_BYTES, Trace, TraceError, TraceWriter,
-                          blocks_of_extent, format_summary, merge_accesses, normalize_trace, read_trace,
-                          summarize, validate_trace, write_trace)
+from deepum.offline.trace_format import ARRAY_DTYPES, BLOCK_BYTES, PAGE_BYTES, Trace, TraceError
+from deepum.offline.trace_io import read_trace, write_trace
+from deepum.offline.trace_summary import format_summary, summarize
+from deepum.offline.trace_validation import normalize_trace, validate_trace
+from deepum.offline.trace_writer import TraceWriter, blocks_of_extent, merge_accesses
 from strategies import valid_traces
 
 MiB = 1 << 20

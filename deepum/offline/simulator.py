@@ -20,7 +20,7 @@ import numpy as np
 
 from .calibration import Calibration
 from ..config import DeepUMConfig
-from ..trace import Trace
+from .trace_format import Trace
 from ..units import format_bytes
 
 POLICIES = ("um", "deepum", "oracle")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..trace import Trace
+from .trace_format import Trace
 
 CAUSES = {0: "unknown", 1: "prefetch", 2: "demand fault", 3: "driver prefetch", 4: "eviction", 5: "access counters"}
 _KERNELS, _HOST_TO_DEVICE, _DEVICE_TO_HOST, _FAULTS = 1, 2, 3, 4
