@@ -23,7 +23,7 @@ from pathlib import Path
 from deepum.config import DeepUMConfig
 from deepum.offline.report import WARMUP_STARTS, from_iteration, to_json, warmup_ratios
 from deepum.offline.simulator import simulate
-from deepum.synth import GENERATORS
+from deepum.offline.synth import GENERATORS
 from deepum.units import format_bytes, parse_capacity
 from replay_throughput import machine  # the script's own folder is first on sys.path
 

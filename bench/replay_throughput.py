@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from deepum.offline.simulator import POLICIES, simulate
-from deepum.synth import GENERATORS
+from deepum.offline.synth import GENERATORS
 from deepum.units import parse_capacity
 
 TARGET_ACCESSES_PER_S = 2_000_000

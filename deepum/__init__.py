@@ -33,7 +33,7 @@ _LAZY = {
     "summarize": "offline.trace_summary",
     "POLICIES": "offline.simulator",
     "simulate": "offline.simulator",
-    "GENERATORS": "synth",
+    "GENERATORS": "offline.synth",
 }
 
 __all__ = ["Calibration", "DeepUMConfig", "format_bytes", "parse_capacity", "parse_size",

@@ -84,7 +84,7 @@ def _npz_path(path: str) -> Path:
 
 
 def cmd_synth(args) -> int:
-    from .synth import GENERATORS
+    from .offline.synth import GENERATORS
     from .offline.trace_io import write_trace
 
     out = _npz_path(args.output)
@@ -172,7 +172,7 @@ def cmd_report(args) -> int:
 
 def cmd_demo(args) -> int:
     from .offline.report import run_policies, write_report
-    from .synth import GENERATORS
+    from .offline.synth import GENERATORS
     from .offline.trace_io import write_trace
 
     out = Path(args.output)
@@ -235,7 +235,7 @@ def _add_policy_options(p: argparse.ArgumentParser, switches: bool) -> None:
 
 
 def _add_synth(sub) -> None:
-    from .synth import GENERATORS, generator_options
+    from .offline.synth import GENERATORS, generator_options
 
     p = sub.add_parser("synth", help="write a synthetic training trace",
                        description="Synthesize the kernel and access trace of a model's training loop.")

@@ -188,7 +188,7 @@ def test_usage_errors_exit_2(capsys, trace_path):
 
 
 def test_demo_on_a_tiny_default(capsys, tmp_path, monkeypatch):
-    from deepum import synth
+    from deepum.offline import synth
 
     tiny = dict(layers=4, hidden=256, heads=4, seq=256, batch=8, vocab=512, iterations=3, seed=1)
     monkeypatch.setitem(synth.GENERATORS, "transformer", functools.partial(synth.GENERATORS["transformer"], **tiny))

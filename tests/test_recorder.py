@@ -93,7 +93,7 @@ def test_timeline_of_a_recording_holds_kernels_migrations_and_faults(tmp_path):
 
 def test_timeline_and_record_refuse_what_they_cannot_use(tmp_path, capsys):
     from deepum.cli import main
-    from deepum.synth import synth_transformer
+    from deepum.offline.synth_transformer import synth_transformer
 
     synthetic = tmp_path / "synthetic.npz"
     write_trace(synth_transformer(layers=1, hidden=64, heads=2, seq=16, batch=1, vocab=64, iterations=1), synthetic)

@@ -15,7 +15,7 @@ TINY = dict(layers=4, hidden=256, heads=4, seq=256, batch=8, vocab=512, iteratio
 
 @pytest.fixture(scope="module")
 def trace():
-    from deepum.synth import GENERATORS
+    from deepum.offline.synth import GENERATORS
 
     return GENERATORS["transformer"](**TINY)
 

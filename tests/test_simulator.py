@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from deepum.offline.calibration import Calibration
 from deepum.config import EVICTION, DeepUMConfig
-from deepum.synth import synth_transformer
+from deepum.offline.synth_transformer import synth_transformer
 from deepum.offline.simulator import POLICIES, simulate
 from deepum.offline.trace_format import BLOCK_BYTES
 from deepum.offline.trace_writer import TraceWriter

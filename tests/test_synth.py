@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from deepum import synth
+from deepum.offline import synth
+from deepum.offline.synth_cnn import synth_cnn
+from deepum.offline.synth_stream import exec_id, extent_accesses
+from deepum.offline.synth_transformer import synth_transformer
 from deepum.offline.trace_format import ARRAY_DTYPES
 from deepum.offline.trace_io import read_trace, write_trace
 from deepum.offline.trace_validation import validate_trace
@@ -19,12 +22,12 @@ SMALL_CNN = dict(depth=50, width=16, image=64, batch=4, iterations=3)
 
 @pytest.fixture(scope="module")
 def transformer():
-    return synth.synth_transformer()
+    return synth_transformer()
 
 
 @pytest.fixture(scope="module")
 def cnn():
-    return synth.synth_cnn()
+    return synth_cnn()
 
 
 def iteration_slices(trace):
@@ -67,7 +70,7 @@ def test_extent_accesses_are_the_exact_union_of_pages(spans):
     address = np.array([a for a, _, _ in spans], np.int64)
     nbytes = np.array([n for _, n, _ in spans], np.int64)
     writes = np.array([w for _, _, w in spans])
-    blocks, pages, written = synth.extent_accesses(address, nbytes, writes)
+    blocks, pages, written = extent_accesses(address, nbytes, writes)
     expected_pages, expected_write = {}, {}
     for a, n, w in spans:
         for page in range(a >> 12, ((a + n - 1) >> 12) + 1):
@@ -84,10 +87,10 @@ def test_extent_accesses_are_the_exact_union_of_pages(spans):
 def test_exec_id_is_a_blake2b_of_name_and_arguments():
     args = np.array([[0x7F0000000000, 4096, 0], [0x7F0000200000, 512, 1]], np.int64)
     digest = hashlib.blake2b(b"k" + args.astype("<i8").tobytes(), digest_size=8).digest()
-    assert synth.exec_id("k", args) == int.from_bytes(digest, "little")
+    assert exec_id("k", args) == int.from_bytes(digest, "little")
     other = args.copy()
     other[1, 0] += 512
-    assert len({synth.exec_id("k", args), synth.exec_id("j", args), synth.exec_id("k", other)}) == 3
+    assert len({exec_id("k", args), exec_id("j", args), exec_id("k", other)}) == 3
 
 
 # --------------------------------------------------------------------------------------- whole traces
@@ -113,12 +116,12 @@ def test_default_sizes_replay_quickly(transformer, cnn):
     assert 500 <= per_iteration <= 2000
     assert 1 << 30 <= cnn.footprint_bytes() <= 10 << 30
     start = time.perf_counter()
-    synth.synth_transformer()
+    synth_transformer()
     assert time.perf_counter() - start < 10
 
 
-@pytest.mark.parametrize("generate, config", [(synth.synth_transformer, SMALL_TRANSFORMER),
-                                              (synth.synth_cnn, SMALL_CNN)])
+@pytest.mark.parametrize("generate, config", [(synth_transformer, SMALL_TRANSFORMER),
+                                              (synth_cnn, SMALL_CNN)])
 def test_same_seed_same_trace_other_seed_other_durations(generate, config):
     a, b, c = generate(**config, seed=7), generate(**config, seed=7), generate(**config, seed=8)
     assert a.meta == b.meta
@@ -160,7 +163,7 @@ def test_iterations_repeat_from_iteration_1(make, request):
 @given(layers=st.integers(1, 3), width=st.sampled_from([64, 128, 192]), heads=st.sampled_from([1, 2, 4]),
        seq=st.sampled_from([16, 64, 200]), batch=st.integers(1, 3), vocab=st.integers(50, 3000))
 def test_small_transformers_repeat_from_iteration_1(layers, width, heads, seq, batch, vocab):
-    trace = synth.synth_transformer(layers, width, heads, seq, batch, vocab, iterations=3)
+    trace = synth_transformer(layers, width, heads, seq, batch, vocab, iterations=3)
     slices = iteration_slices(trace)
     assert np.array_equal(trace.kernel_exec_id[slices[1]], trace.kernel_exec_id[slices[2]])
 
@@ -216,21 +219,21 @@ def test_freed_blocks_are_written_before_they_are_read(make, request):
 
 
 def test_small_configurations_are_memory_safe():
-    for trace in (synth.synth_transformer(**SMALL_TRANSFORMER), synth.synth_cnn(**SMALL_CNN),
-                  synth.synth_transformer(**{**SMALL_TRANSFORMER, "heads": 1, "dtype_bytes": 4}),
-                  synth.synth_cnn(**{**SMALL_CNN, "depth": 101, "dtype_bytes": 4})):
+    for trace in (synth_transformer(**SMALL_TRANSFORMER), synth_cnn(**SMALL_CNN),
+                  synth_transformer(**{**SMALL_TRANSFORMER, "heads": 1, "dtype_bytes": 4}),
+                  synth_cnn(**{**SMALL_CNN, "depth": 101, "dtype_bytes": 4})):
         check_memory_safety(trace)
 
 
 def test_sizes_scale_with_the_model():
-    small = synth.synth_transformer(**SMALL_TRANSFORMER)
-    deeper = synth.synth_transformer(**{**SMALL_TRANSFORMER, "layers": 4})
+    small = synth_transformer(**SMALL_TRANSFORMER)
+    deeper = synth_transformer(**{**SMALL_TRANSFORMER, "layers": 4})
     assert deeper.num_kernels > small.num_kernels
     assert deeper.footprint_bytes() > small.footprint_bytes()
-    wider = synth.synth_transformer(**{**SMALL_TRANSFORMER, "batch": 8})
+    wider = synth_transformer(**{**SMALL_TRANSFORMER, "batch": 8})
     assert wider.footprint_bytes() > small.footprint_bytes()
-    cnn = synth.synth_cnn(**SMALL_CNN)
-    deeper_cnn = synth.synth_cnn(**{**SMALL_CNN, "depth": 101})
+    cnn = synth_cnn(**SMALL_CNN)
+    deeper_cnn = synth_cnn(**{**SMALL_CNN, "depth": 101})
     assert deeper_cnn.num_kernels > cnn.num_kernels and deeper_cnn.footprint_bytes() > cnn.footprint_bytes()
 
 
@@ -253,9 +256,9 @@ def test_transformer_parameter_grad_and_adam_bytes():
     for config in (SMALL_TRANSFORMER, dict(layers=12, hidden=1024, heads=16, seq=1024, vocab=50304)):
         parameters = gpt_parameters(config["layers"], config["hidden"], config["seq"], config["vocab"])
         if config is SMALL_TRANSFORMER:
-            trace = synth.synth_transformer(**config)
+            trace = synth_transformer(**config)
         else:
-            trace = synth.synth_transformer(iterations=1)
+            trace = synth_transformer(iterations=1)
             assert parameters == 203_716_608
         assert trace.meta["model"]["parameters"] == parameters
         param_tensors = 2 + 12 * config["layers"] + 2
@@ -264,10 +267,10 @@ def test_transformer_parameter_grad_and_adam_bytes():
 
 
 def test_resnet_parameter_counts_and_sgd_bytes():
-    assert synth.synth_cnn(iterations=1, batch=1, image=32).meta["model"]["parameters"] == 25_557_032
-    assert synth.synth_cnn(depth=101, iterations=1, batch=1, image=32).meta["model"]["parameters"] == 44_549_160
-    assert synth.synth_cnn(depth=152, iterations=1, batch=1, image=32).meta["model"]["parameters"] == 60_192_808
-    trace = synth.synth_cnn(**SMALL_CNN)
+    assert synth_cnn(iterations=1, batch=1, image=32).meta["model"]["parameters"] == 25_557_032
+    assert synth_cnn(depth=101, iterations=1, batch=1, image=32).meta["model"]["parameters"] == 44_549_160
+    assert synth_cnn(depth=152, iterations=1, batch=1, image=32).meta["model"]["parameters"] == 60_192_808
+    trace = synth_cnn(**SMALL_CNN)
     parameters = trace.meta["model"]["parameters"]
     convs = 1 + 3 * 16 + 4
     # parameters, grads, momentum; per batch norm running mean, var (fp32) and a step counter (int64)
@@ -316,13 +319,13 @@ def test_generator_options_follow_the_signatures():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: synth.synth_transformer(hidden=1000, heads=16), r"hidden \(1000\).*heads \(16\)"),
-    (lambda: synth.synth_transformer(layers=0), "layers must be a positive integer"),
-    (lambda: synth.synth_transformer(batch=2.5), "batch must be a positive integer"),
-    (lambda: synth.synth_transformer(dtype_bytes=3), "dtype_bytes must be one of"),
-    (lambda: synth.synth_cnn(depth=34), "depth must be one of"),
-    (lambda: synth.synth_cnn(image=100), "image must be a multiple of 32"),
-    (lambda: synth.synth_cnn(iterations=0), "iterations must be a positive integer"),
+    (lambda: synth_transformer(hidden=1000, heads=16), r"hidden \(1000\).*heads \(16\)"),
+    (lambda: synth_transformer(layers=0), "layers must be a positive integer"),
+    (lambda: synth_transformer(batch=2.5), "batch must be a positive integer"),
+    (lambda: synth_transformer(dtype_bytes=3), "dtype_bytes must be one of"),
+    (lambda: synth_cnn(depth=34), "depth must be one of"),
+    (lambda: synth_cnn(image=100), "image must be a multiple of 32"),
+    (lambda: synth_cnn(iterations=0), "iterations must be a positive integer"),
 ])
 def test_bad_sizes_are_refused(call, message):
     with pytest.raises(ValueError, match=message):

@@ -1,0 +1,49 @@
+"""Synthetic training traces: a GPT-2-like transformer and a ResNet, launched kernel by kernel.
+
+Each generator plays one PyTorch training loop (zero_grad, forward, backward, optimizer step) against
+the caching-allocator model, so tensor addresses, reuse of freed memory and allocator events look like
+a real run. A kernel's accesses are the exact 4 KiB pages of the tensor extents it reads and writes,
+grouped by 2 MiB block; its execution ID hashes its name and its tensor arguments, so the same layer
+gets the same ID every iteration once the allocator repeats itself (from iteration 1 on: the first
+optimizer step allocates the optimizer state). Durations follow a roofline for an H100/H200-class GPU
+with seeded jitter. Model set-up (parameter initialisation) comes before iteration 0 (iteration -1).
+"""
+from __future__ import annotations
+
+import inspect
+
+from .synth_cnn import RESNET_LAYOUTS, synth_cnn
+from .synth_transformer import synth_transformer
+
+GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn}
+
+_HELP = {
+    "transformer": {
+        "layers": "transformer blocks",
+        "hidden": "model width (elements)",
+        "heads": "attention heads (must divide hidden)",
+        "seq": "sequence length (tokens)",
+        "batch": "sequences per iteration",
+        "vocab": "vocabulary size",
+    },
+    "cnn": {
+        "depth": f"ResNet depth, one of {', '.join(map(str, sorted(RESNET_LAYOUTS)))}",
+        "width": "channels of the stem (ResNet: 64)",
+        "image": "image side (pixels, a multiple of 32)",
+        "batch": "images per iteration",
+    },
+}
+_COMMON_HELP = {
+    "iterations": "training iterations to generate",
+    "seed": "seed of the duration jitter",
+    "dtype_bytes": "bytes per element: 2 (bf16) or 4 (fp32)",
+}
+
+
+def generator_options(name: str) -> list[tuple[str, type, object, str]]:
+    """(option, type, default, help) of each size option of generator `name`, in signature order."""
+    if name not in GENERATORS:
+        raise ValueError(f"unknown generator {name!r}; choose from {', '.join(GENERATORS)}")
+    helps = {**_COMMON_HELP, **_HELP[name]}
+    return [(p.name, type(p.default), p.default, helps[p.name])
+            for p in inspect.signature(GENERATORS[name]).parameters.values()]
