@@ -46,7 +46,7 @@ MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict",
 ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate", "deepum-lru")
 UNBUDGETED = ("none", "save_on_cpu")
 PROBE_MODE = "deepum"
-PREBUILD = ("from deepum import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "
+PREBUILD = ("from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "
             "n.load_torch_extension(n.ONLINE_ENGINE)")
 """Builds deepum's native libraries into their on-disk cache (a first build inside a run would count
 against that run's timeout)."""

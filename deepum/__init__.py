@@ -18,14 +18,14 @@ __version__ = "0.1.0"
 
 # Public names served lazily: name -> module that defines it.
 _LAZY = {
-    "enable": "runtime",
-    "disable": "runtime",
-    "is_enabled": "runtime",
-    "stats": "runtime",
-    "mark_iteration": "runtime",
-    "advise_model": "runtime",
-    "RuntimeConfig": "runtime",
-    "TooLateError": "runtime",
+    "enable": "runtime.session",
+    "disable": "runtime.session",
+    "is_enabled": "runtime.session",
+    "stats": "runtime.session",
+    "mark_iteration": "runtime.session",
+    "advise_model": "runtime.advice",
+    "RuntimeConfig": "runtime.limits",
+    "TooLateError": "runtime.limits",
     "Trace": "offline.trace_format",
     "TraceError": "offline.trace_format",
     "read_trace": "offline.trace_io",

@@ -196,7 +196,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_record(args) -> int:
-    from .record_script import run_recorded
+    from .runtime.record_script import run_recorded
 
     if not Path(args.script).is_file():
         raise CLIError(f"no such script: {args.script}")

@@ -19,7 +19,7 @@ def gpu_unavailable_reason() -> str | None:
         return "no CUDA GPU visible to PyTorch"
     if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
         return "cuda-bindings is not installed"
-    from deepum import native_build
+    from deepum.runtime import native_build
 
     try:
         native_build.find_nvcc()

@@ -1,10 +1,10 @@
-"""Faults to kernels by GPU time (deepum/fault_attribution.py): the lessons online learning takes from
-the fault log, delivered in rounds, match an oracle that sees the whole log at once."""
+"""Faults to kernels by GPU time (deepum/runtime/fault_attribution.py): the lessons online learning
+takes from the fault log, delivered in rounds, match an oracle that sees the whole log at once."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deepum.fault_attribution import FaultLessons, kernel_at, kernel_times
+from deepum.runtime.fault_attribution import FaultLessons, kernel_at, kernel_times
 
 MIB2 = 2 << 20
 

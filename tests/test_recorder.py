@@ -3,7 +3,7 @@ by time, iterations from the marks, and the result valid per the trace format.""
 import numpy as np
 import pytest
 
-from deepum.recorder import trace_from_recording
+from deepum.runtime.recorder import trace_from_recording
 from deepum.offline.trace_format import TraceError
 from deepum.offline.trace_io import read_trace, write_trace
 

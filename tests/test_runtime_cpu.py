@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from deepum import native_build
+from deepum.runtime import native_build
 from deepum.config import DeepUMConfig
-from deepum.runtime import (RuntimeConfig, fuse_message, resolve_capacity, resolve_max_managed_bytes,
-                            too_late_reason)
+from deepum.runtime.limits import (RuntimeConfig, fuse_message, resolve_capacity, resolve_max_managed_bytes,
+                                   too_late_reason)
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -380,19 +380,19 @@ def test_runtime_imports_and_reports_without_torch():
                 if name.split(".")[0] in ("torch", "cuda", "cupy", "cupti"):
                     raise ImportError(f"{name} is blocked")
         sys.meta_path.insert(0, Block())
-        import deepum.runtime, deepum.gpu, deepum.native_build, deepum.recorder
+        import deepum.runtime.session, deepum.runtime.gpu, deepum.runtime.native_build, deepum.runtime.recorder
         import deepum
-        assert deepum.runtime.stats()["enabled"] is False
-        with deepum.runtime.enable(mode="none") as session:
-            assert deepum.runtime.is_enabled() and deepum.runtime.stats()["mode"] == "none"
-        assert not deepum.runtime.is_enabled()
+        assert deepum.runtime.session.stats()["enabled"] is False
+        with deepum.runtime.session.enable(mode="none") as session:
+            assert deepum.runtime.session.is_enabled() and deepum.runtime.session.stats()["mode"] == "none"
+        assert not deepum.runtime.session.is_enabled()
         try:
-            deepum.runtime.enable(mode="um")
+            deepum.runtime.session.enable(mode="um")
         except RuntimeError as exc:
             assert "PyTorch" in str(exc), exc
         else:
             raise AssertionError("enable(mode='um') without torch did not raise")
-        assert not deepum.runtime.is_enabled()
+        assert not deepum.runtime.session.is_enabled()
         print("ok")
         """)
     env = dict(os.environ, PYTHONPATH=str(REPO))
@@ -402,7 +402,7 @@ def test_runtime_imports_and_reports_without_torch():
 
 
 def test_cuda_status_check_returns_values_or_names_the_failed_call():
-    from deepum import gpu
+    from deepum.runtime import gpu
 
     assert gpu._check((0, "a", 7), "cuThing", 0, lambda status: (0, b"unused")) == ["a", 7]
     with pytest.raises(gpu.CudaError, match="cuThing failed: CUDA_ERROR_INVALID_VALUE"):

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.gpu
 # --- cases (each runs in its own process) ----------------------------------------------------
 
 def _memory_type(tensor) -> int:
-    from deepum import gpu
+    from deepum.runtime import gpu
     return gpu.memory_type(tensor.data_ptr())
 
 
@@ -38,7 +38,7 @@ def case_memory_types(mode: str) -> dict:
 
     import torch
 
-    import deepum.runtime as runtime
+    from deepum.runtime import session as runtime
 
     runtime.enable(mode=mode, max_managed_bytes="1GiB")
     torch.manual_seed(0)
@@ -88,7 +88,7 @@ def case_fuse(_: str = "") -> dict:
     without asking the driver; the process stays healthy; re-enabling works."""
     import torch
 
-    import deepum.runtime as runtime
+    from deepum.runtime import session as runtime
 
     result = {}
     try:
@@ -123,12 +123,13 @@ def case_fuse(_: str = "") -> dict:
 def case_too_late(_: str = "") -> dict:
     import torch
 
-    import deepum.runtime as runtime
+    from deepum.runtime import session as runtime
+    from deepum.runtime.limits import TooLateError
 
     torch.zeros(1, device="cuda")
     try:
         runtime.enable(mode="um", max_managed_bytes="256MiB")
-    except runtime.TooLateError as exc:
+    except TooLateError as exc:
         return {"raised": True, "message": str(exc), "enabled": runtime.is_enabled()}
     return {"raised": False}
 
@@ -139,7 +140,7 @@ def case_train(mode: str) -> dict:
 
     import torch
 
-    import deepum.runtime as runtime
+    from deepum.runtime import session as runtime
 
     runtime.enable(mode=mode, max_managed_bytes="1GiB")
     torch.manual_seed(0)
@@ -171,8 +172,8 @@ def case_advise(_: str = "") -> dict:
     forward and not after it; advise_model() by hand."""
     import torch
 
-    import deepum.runtime as runtime
-    from deepum import gpu
+    from deepum.runtime import session as runtime
+    from deepum.runtime import gpu
 
     def inner_pages(t):
         start = -(-t.data_ptr() // 4096) * 4096
@@ -213,13 +214,13 @@ def case_record(mode: str) -> dict:
     script's result next to the same script without deepum."""
     import tempfile
 
-    from deepum.record_script import run_recorded
+    from deepum.runtime.record_script import run_recorded
 
     folder = Path(tempfile.mkdtemp())
     script = str(REPO / "tests" / "gpu_scripts" / "plain_train.py")
     run_recorded(script, ["6", str(folder / "result.json")], str(folder / "run.npz"), mode=mode,
                  capacity="48MiB")
-    from deepum import runtime
+    from deepum.runtime import session as runtime
     return {"trace": str(folder / "run.npz"), "result": json.loads((folder / "result.json").read_text()),
             "stats": runtime.stats()}
 
@@ -229,13 +230,13 @@ def case_learn_faults(_: str = "") -> dict:
     import tempfile
 
     from deepum.config import DeepUMConfig
-    from deepum.record_script import run_recorded
+    from deepum.runtime.record_script import run_recorded
 
     folder = Path(tempfile.mkdtemp())
     DeepUMConfig(learn_from="faults").save(folder / "config.json")
     run_recorded(str(REPO / "tests" / "gpu_scripts" / "plain_train.py"), ["8", str(folder / "result.json")],
                  str(folder / "run.npz"), mode="deepum", capacity="48MiB", config=str(folder / "config.json"))
-    from deepum import runtime
+    from deepum.runtime import session as runtime
     return {"trace": str(folder / "run.npz"), "result": json.loads((folder / "result.json").read_text()),
             "stats": runtime.stats()}
 
@@ -258,7 +259,7 @@ CASES = {name[len("case_"):]: fn for name, fn in dict(globals()).items() if name
 @pytest.fixture(scope="session")
 def allocator_built():
     """Builds the allocator once in this process, so the case processes find it cached."""
-    from deepum import native_build
+    from deepum.runtime import native_build
 
     started = time.perf_counter()
     path = native_build.build_library(native_build.MANAGED_ALLOCATOR)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..offline.trace_format import Trace
+from ..offline.trace_validation import normalize_trace
 from .fault_attribution import kernel_at, kernel_times
-from .offline.trace_format import Trace
-from .offline.trace_validation import normalize_trace
 
 
 def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | None, notes: str = "",

@@ -5,18 +5,18 @@ from __future__ import annotations
 import runpy
 import sys
 
-from . import runtime
+from . import session
 
 
 def run_recorded(script: str, script_args: list[str], output: str, mode: str = "deepum",
                  capacity: str | None = None, config: str | None = None) -> None:
     """Enables deepum (recording into `output`), runs `script` with `script_args` as its argv,
     and writes the trace when the script ends (also when it raises)."""
-    runtime.enable(mode, capacity=capacity, config=config, record=output)
+    session.enable(mode, capacity=capacity, config=config, record=output)
     saved_argv = sys.argv
     sys.argv = [script, *script_args]
     try:
         runpy.run_path(script, run_name="__main__")
     finally:
         sys.argv = saved_argv
-        runtime.disable()
+        session.disable()

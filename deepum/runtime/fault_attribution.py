@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .offline.trace_format import BLOCK_BYTES
+from ..offline.trace_format import BLOCK_BYTES
 
 NS_UNKNOWN = -1
 BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1

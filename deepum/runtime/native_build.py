@@ -25,10 +25,11 @@ import tempfile
 from pathlib import Path
 
 def _source_root() -> Path:
-    checkout = Path(__file__).resolve().parent.parent
+    package = Path(__file__).resolve().parent.parent  # deepum/ (this module is deepum/runtime/native_build.py)
+    checkout = package.parent
     if (checkout / "driver_hooks").is_dir() and (checkout / "kernels").is_dir():
         return checkout
-    return Path(__file__).resolve().parent / "native_src"  # an installed package (setup.py copies them)
+    return package / "native_src"  # an installed package (setup.py copies them)
 
 
 SOURCE_ROOT = _source_root()

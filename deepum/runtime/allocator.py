@@ -1,0 +1,49 @@
+"""The managed-memory allocator (kernels/managed_allocator.cpp, built on first use) under a PyTorch
+MemPool: every CUDA allocation routed into it lands in managed memory, under the fuse."""
+from __future__ import annotations
+
+import ctypes
+
+from . import native_build
+
+
+class ManagedAllocator:
+    """The managed-memory allocator library, its PyTorch MemPool and the counters it keeps."""
+
+    def __init__(self, device: int):
+        import torch
+
+        self.path = native_build.build_library(native_build.MANAGED_ALLOCATOR)
+        self.lib = ctypes.CDLL(str(self.path))
+        for name, restype in (("deepum_max_managed_bytes", ctypes.c_size_t),
+                              ("deepum_bytes_in_use", ctypes.c_size_t),
+                              ("deepum_peak_bytes", ctypes.c_size_t),
+                              ("deepum_segments_allocated", ctypes.c_uint64),
+                              ("deepum_segments_freed", ctypes.c_uint64),
+                              ("deepum_refusals", ctypes.c_uint64),
+                              ("deepum_last_refused_bytes", ctypes.c_size_t),
+                              ("deepum_bytes_in_use_at_refusal", ctypes.c_size_t),
+                              ("deepum_driver_failures", ctypes.c_uint64),
+                              ("deepum_last_driver_error", ctypes.c_int),
+                              ("deepum_segments", ctypes.c_size_t)):
+            getattr(self.lib, name).restype = restype
+        self.lib.deepum_set_max_managed_bytes.argtypes = [ctypes.c_size_t]
+        self.lib.deepum_segments.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
+        self.pluggable = torch.cuda.memory.CUDAPluggableAllocator(str(self.path), "deepum_malloc", "deepum_free")
+        with torch.cuda.device(device):
+            self.pool = torch.cuda.MemPool(self.pluggable.allocator())
+        self.device = device
+
+    def counter(self, name: str) -> int:
+        return int(getattr(self.lib, f"deepum_{name}")())
+
+    def set_max_managed_bytes(self, nbytes: int) -> None:
+        self.lib.deepum_set_max_managed_bytes(nbytes)
+
+    def segments(self) -> list[tuple[int, int]]:
+        while True:
+            room = self.counter("segments_allocated") - self.counter("segments_freed") + 16
+            buffer = (ctypes.c_uint64 * (2 * room))()
+            live = self.lib.deepum_segments(buffer, room)
+            if live <= room:
+                return [(buffer[2 * i], buffer[2 * i + 1]) for i in range(live)]
