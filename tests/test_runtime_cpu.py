@@ -382,6 +382,7 @@ def test_runtime_imports_and_reports_without_torch():
         sys.meta_path.insert(0, Block())
         import deepum.runtime.session, deepum.runtime.gpu, deepum.runtime.native_build, deepum.runtime.recorder
         import deepum
+        assert all(getattr(deepum, name) for name in deepum.__all__)  # the public API loads without torch
         assert deepum.runtime.session.stats()["enabled"] is False
         with deepum.runtime.session.enable(mode="none") as session:
             assert deepum.runtime.session.is_enabled() and deepum.runtime.session.stats()["mode"] == "none"
