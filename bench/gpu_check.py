@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from modes import BUDGETED_MODES  # the script's own folder is first on sys.path
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -30,12 +32,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fraction", type=float, default=0.5, help="budget as a fraction of the footprint")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--modes", default="um,deepum", help="modes to run under the budget")
+    parser.add_argument("--modes", default="um,deepum",
+                        help=f"modes to run under the budget, from {', '.join(BUDGETED_MODES)} (default: %(default)s)")
     parser.add_argument("--record-steps", type=int, default=0,
                         help="also record a trace of this many deepum steps without a budget (trace.npz), for "
                              "comparing the simulator with the GPU")
     parser.add_argument("train_args", nargs=argparse.REMAINDER, help="arguments for train.py after --")
     args = parser.parse_args()
+    unknown = [mode for mode in args.modes.split(",") if mode not in BUDGETED_MODES]
+    if unknown:
+        parser.error(f"--modes: {', '.join(unknown)} cannot run under a budget; "
+                     f"choose from {', '.join(BUDGETED_MODES)}")
     extra = [a for a in args.train_args if a != "--"]
     args.out.mkdir(parents=True, exist_ok=True)
     reference = train("none", args.out, extra)

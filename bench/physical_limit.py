@@ -23,11 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from modes import BUDGETED_MODES  # noqa: E402  (the script's own folder is first on sys.path)
+
 from deepum.offline.calibration import DEFAULT_CALIBRATION, Calibration  # noqa: E402
 from deepum.units import format_bytes, parse_size  # noqa: E402
-
-UM_MODES = ("um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate")
-"""Benchmark modes that keep data in managed memory under a capacity budget."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +92,7 @@ def annotate(records: list[dict], link: Link, dirty_fraction: float = 1.0) -> li
         record = dict(record)
         if record.get("status") == "ok":
             compute, working_set = references[record["workload_id"]]
-            capacity = record["capacity_bytes"] if record["mode"] in UM_MODES else record["peak_resident_bytes"]
+            capacity = record["capacity_bytes"] if record["mode"] in BUDGETED_MODES else record["peak_resident_bytes"]
             record.update(in_memory_step_s=compute, working_set_bytes=working_set,
                           link={"h2d_bytes_per_s": link.h2d_bytes_per_s, "d2h_bytes_per_s": link.d2h_bytes_per_s},
                           dirty_fraction=dirty_fraction)

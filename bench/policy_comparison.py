@@ -1,9 +1,10 @@
 """Policy comparison: um, deepum and oracle plus deepum ablations, at several capacities, per iteration.
 
 Traces: the default transformer and cnn generators (--iterations changes their iteration count,
---model keeps one of them). Capacities: 1.0, 0.75 and 0.5 of each trace's footprint. Variants: um,
-deepum, oracle, and deepum without prefetch, without pre-eviction, without invalidation, and
-learning its block tables from faults instead of accesses (learn_from="faults").
+--model keeps one of them). Capacities: 1.0, 0.75 and 0.5 of each trace's footprint. Variants: the
+modes of bench/modes.py that have a simulator policy: um, deepum, oracle, and deepum without
+prefetch, without pre-eviction, without invalidation, and learning its block tables from faults
+instead of accesses (deepum-faults, learn_from="faults").
 
 For every trace, capacity and variant it records the totals, the faults and simulated time of every
 iteration, and the warm-up view: the variant's faults as a fraction of um's and its time relative to
@@ -25,19 +26,12 @@ from deepum.offline.report import WARMUP_STARTS, from_iteration, to_json, warmup
 from deepum.offline.simulator import simulate
 from deepum.offline.synth import GENERATORS
 from deepum.units import format_bytes, parse_capacity
-from replay_throughput import machine  # the script's own folder is first on sys.path
+from modes import BY_NAME, SIMULATED_MODES  # the script's own folder is first on sys.path
+from replay_throughput import machine
 
 CAPACITY_FRACTIONS = (1.0, 0.75, 0.5)
 # Variant name -> (policy, DeepUMConfig fields changed from the defaults).
-VARIANTS = {
-    "um": ("um", {}),
-    "deepum": ("deepum", {}),
-    "oracle": ("oracle", {}),
-    "deepum-no-prefetch": ("deepum", {"prefetch": False}),
-    "deepum-no-pre-evict": ("deepum", {"pre_evict": False}),
-    "deepum-no-invalidate": ("deepum", {"invalidate": False}),
-    "deepum-learn-faults": ("deepum", {"learn_from": "faults"}),
-}
+VARIANTS = {name: (BY_NAME[name].policy, BY_NAME[name].config) for name in SIMULATED_MODES}
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 

@@ -27,10 +27,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import bench_report  # noqa: E402
 import physical_limit  # noqa: E402
 import workloads  # noqa: E402
+from modes import ABLATIONS, GPU_MODES, SWEEP_MODES, UNBUDGETED_MODES  # noqa: E402
 
-from deepum import bench_report  # noqa: E402
 from deepum.units import format_bytes  # noqa: E402
 
 SWEEP_SIZES = {
@@ -42,9 +43,6 @@ SWEEP_SIZES = {
     "resnet152": "--batch 16 --image 224",
     "dlrm": "--tables 8 --rows 500000 --dim 64 --lookups 32 --batch 2048",
 }
-MODES = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate", "deepum-lru")
-ABLATIONS = ("deepum-no-pre-evict", "deepum-no-invalidate", "deepum-lru")
-UNBUDGETED = ("none", "save_on_cpu")
 PROBE_MODE = "deepum"
 PREBUILD = ("from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); "
             "n.load_torch_extension(n.ONLINE_ENGINE)")
@@ -72,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "gpu", help="folder for records and report")
     parser.add_argument("--workloads", default=",".join(SWEEP_SIZES),
                         help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated (default: %(default)s)")
+    parser.add_argument("--modes", default=",".join(SWEEP_MODES),
+                        help=f"comma-separated, from {', '.join(GPU_MODES)} (default: %(default)s)")
     parser.add_argument("--budgets", type=_fractions, default=[1.0, 0.75, 0.5],
                         help="capacities as fractions of the footprint (default 1,0.75,0.5)")
     parser.add_argument("--ablation-budgets", type=_fractions, default=[0.5],
@@ -96,7 +95,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.workloads, args.modes = _list(args.workloads), _list(args.modes)
-    for kind, given, known in (("workload", args.workloads, workloads.WORKLOADS), ("mode", args.modes, MODES)):
+    for kind, given, known in (("workload", args.workloads, workloads.WORKLOADS), ("mode", args.modes, GPU_MODES)):
         unknown = [item for item in given if item not in known]
         if unknown or not given:
             parser.error(f"unknown or no {kind}(s) {unknown}; choose from {', '.join(known)}")
@@ -199,8 +198,8 @@ def unsafe_reason(reference: dict | None) -> str | None:
 
 def sweep_workload(args, workload: str) -> None:
     """All runs of one workload, in order: references, the footprint probe, then the budgets."""
-    records = {mode: run_one(args, workload, mode, None, None) for mode in UNBUDGETED if mode in args.modes}
-    um_modes = [mode for mode in args.modes if mode not in UNBUDGETED]
+    records = {mode: run_one(args, workload, mode, None, None) for mode in UNBUDGETED_MODES if mode in args.modes}
+    um_modes = [mode for mode in args.modes if mode not in UNBUDGETED_MODES]
     if not um_modes:
         return
     reason = unsafe_reason(records.get("none"))
@@ -253,7 +252,7 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python3", "bench/run_all.py", *(sys.argv[1:] if argv is None else argv)])
     if not args.report_only:
-        if not args.dry_run and set(args.modes) - set(UNBUDGETED):
+        if not args.dry_run and set(args.modes) - set(UNBUDGETED_MODES):
             failure = prebuild()
             if failure:
                 print(f"cannot build deepum's native libraries, so no unified-memory run can start: {failure}",

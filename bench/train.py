@@ -5,10 +5,11 @@ bench/run_all.py call this script once per run. Random data, random initialisati
 
     python bench/train.py --workload gpt2 --mode deepum --capacity 8GiB --layers 24 --steps 20 -o out.json
 
-Modes: none (plain PyTorch), um, advise, deepum, deepum-no-pre-evict, deepum-no-invalidate and
-deepum-lru (the deepum ablations; deepum-lru evicts least recently migrated blocks, DeepUM's rule),
-deepum-faults (tables that learn from the CUPTI fault log instead of the kernels' arguments), and save_on_cpu (plain PyTorch with every tensor the forward pass saves kept in
-pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)).
+Modes (bench/modes.py): none (plain PyTorch), um, advise, deepum, deepum-no-prefetch,
+deepum-no-pre-evict, deepum-no-invalidate and deepum-lru (the deepum ablations; deepum-lru evicts least
+recently migrated blocks, DeepUM's rule), deepum-faults (tables that learn from the CUPTI fault log
+instead of the kernels' arguments), and save_on_cpu (plain PyTorch with every tensor the forward pass
+saves kept in pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)).
 
 The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
 - footprint_bytes: the peak bytes the model needs; torch.cuda.max_memory_reserved() without unified
@@ -44,23 +45,11 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import workloads  # noqa: E402
+from modes import BY_NAME, GPU_MODES  # noqa: E402
 
 import deepum  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
-
-MODES = {
-    # benchmark mode: (deepum runtime mode, DeepUMConfig switches)
-    "none": ("none", {}),
-    "um": ("um", {}),
-    "advise": ("advise", {}),
-    "deepum": ("deepum", {}),
-    "deepum-no-pre-evict": ("deepum", {"pre_evict": False}),
-    "deepum-no-invalidate": ("deepum", {"invalidate": False}),
-    "deepum-lru": ("deepum", {"eviction": "lru"}),
-    "deepum-faults": ("deepum", {"learn_from": "faults"}),
-    "save_on_cpu": ("none", {}),
-}
 
 BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2h_bytes", "prefetch_bytes",
                  "evict_bytes")
@@ -69,7 +58,7 @@ BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=list(MODES), default="deepum")
+    parser.add_argument("--mode", choices=list(GPU_MODES), default="deepum")
     parser.add_argument("--capacity", default=None,
                         help="GPU budget for the unified-memory modes: bytes or 8GiB-style (default: free memory)")
     parser.add_argument("--config", default=None, help="DeepUMConfig JSON (e.g. from deepum tune)")
@@ -81,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", required=True, help="JSON record to write")
     parser.add_argument("--record", default=None, metavar="TRACE",
-                        help="also record the run's trace (TRACE_FORMAT.md) into this .npz (unified-memory modes)")
+                        help="also record the run's trace (docs/trace-format.md) into this .npz (unified-memory modes)")
     return parser
 
 
@@ -93,10 +82,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--steps must be at least 1, got {args.steps}")
     if not 0 <= args.warmup < args.steps:
         parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
-    if args.record is not None and MODES[args.mode][0] == "none":
+    if args.record is not None and BY_NAME[args.mode].runtime == "none":
         parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
     if args.capacity is not None:
-        if MODES[args.mode][0] == "none":
+        if BY_NAME[args.mode].runtime == "none":
             parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
         try:
             args.capacity = parse_size(args.capacity)
@@ -113,7 +102,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def deepum_config(args) -> DeepUMConfig:
     """The DeepUMConfig of --config with the switches of the mode and of --no-prefetch/--no-pre-evict."""
     config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
-    switches = dict(MODES[args.mode][1])
+    switches = dict(BY_NAME[args.mode].config)
     if args.no_prefetch:
         switches["prefetch"] = False
     if args.no_pre_evict:
@@ -229,7 +218,7 @@ def train(torch, args, workload, device: str) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    runtime_mode = MODES[args.mode][0]
+    runtime_mode = BY_NAME[args.mode].runtime
     with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record):
         import torch
 

@@ -1,4 +1,4 @@
-"""The `deepum` command line: synth, info, replay, tune, report, demo, record, timeline and bench.
+"""The `deepum` command line: synth, info, replay, tune, report, demo, record and timeline.
 
 Errors in what the user gave (a bad size, a missing or invalid file) print one line on stderr and
 exit with status 2. Progress bars appear on stderr when it is a terminal.
@@ -324,10 +324,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default="deepum-demo", metavar="DIR", help="output directory "
                                                                                "(default deepum-demo)")
     p.set_defaults(func=cmd_demo)
-
-    from .bench_cli import add_parser as add_bench_parser
-
-    add_bench_parser(sub)
     return parser
 
 

@@ -1,7 +1,6 @@
-"""The GPU benchmark's pure logic on the CPU: the physical limit, aggregation and the report from
-synthetic records, the sweep's orchestration with a stand-in for bench/train.py, argument errors,
-and (with torch) every workload training a step at tiny sizes."""
-import argparse
+"""The GPU benchmark's pure logic on the CPU: the mode registry, the physical limit, aggregation and
+the report from synthetic records, the sweep's orchestration with a stand-in for bench/train.py,
+argument errors, and (with torch) every workload training a step at tiny sizes."""
 import json
 import math
 import sys
@@ -10,11 +9,12 @@ from pathlib import Path
 import pytest
 
 import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
-from deepum import bench_cli, bench_report
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 _saved_path = list(sys.path)
 sys.path.insert(0, str(BENCH))
+import bench_report  # noqa: E402
+import modes  # noqa: E402
 import physical_limit  # noqa: E402
 import run_all  # noqa: E402
 import train as bench_train  # noqa: E402
@@ -32,6 +32,18 @@ TINY = {
     "dlrm": ["--tables", "3", "--rows", "100", "--dim", "8", "--lookups", "4", "--batch", "16",
              "--bottom-mlp", "16", "--top-mlp", "16,8"],
 }
+
+
+# --- the mode registry ----------------------------------------------------------------------------
+
+def test_mode_registry_lists():
+    assert modes.SWEEP_MODES == ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict",
+                                 "deepum-no-invalidate", "deepum-lru")
+    assert modes.UNBUDGETED_MODES == ("none", "save_on_cpu")
+    assert {"deepum-lru", "deepum-faults"} <= set(modes.BUDGETED_MODES)
+    assert set(modes.GPU_MODES) == set(modes.UNBUDGETED_MODES) | set(modes.BUDGETED_MODES)
+    assert "oracle" in modes.SIMULATED_MODES and "oracle" not in modes.GPU_MODES
+    assert all(modes.BY_NAME[name].runtime == "deepum" for name in modes.ABLATIONS)
 
 
 # --- physical limit -------------------------------------------------------------------------------
@@ -129,6 +141,14 @@ def test_annotate_adds_the_limit_and_the_ratios(records):
     assert "physical_limit_s" not in find(records, "dlrm", "advise", 0.5)            # failed runs pass through
 
 
+def test_every_budgeted_mode_is_limited_by_its_budget():
+    rows = [record("gpt2", "none", None, 0.1), record("gpt2", "deepum", None, 0.11),
+            *(record("gpt2", mode, 0.5, 0.4, peak_resident_bytes=2 * GIB) for mode in modes.BUDGETED_MODES)]
+    for row in physical_limit.annotate(rows, LINK)[2:]:
+        # 5 GiB beyond the budget of 5 GiB, not 8 GiB beyond the peak resident bytes
+        assert row["physical_limit_s"] == pytest.approx(5 * GIB / 14e9), row["mode"]
+
+
 def test_geomean():
     assert bench_report.geomean([2, 8]) == pytest.approx(4)
     assert bench_report.geomean([None, 3]) == pytest.approx(3)
@@ -223,7 +243,7 @@ def test_train_keeps_the_gpu_check_call_form():
 def test_train_modes_map_to_config_switches(mode, switches):
     config = parse_train("--mode", mode).deepum_config
     assert {name: getattr(config, name) for name in switches} == switches
-    assert bench_train.MODES[mode][0] == "deepum"
+    assert modes.BY_NAME[mode].runtime == "deepum"
     assert parse_train("--mode", mode, "--no-prefetch").deepum_config.prefetch is False
 
 
@@ -395,28 +415,9 @@ def test_run_all_argument_errors(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-# --- deepum bench -----------------------------------------------------------------------------------
-
-def test_bench_cli_commands():
-    parser = argparse.ArgumentParser(prog="deepum")
-    bench_cli.add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["bench", "train", "--workload", "dlrm", "--help"])
-    assert args.func is bench_cli.cmd_bench
-    assert bench_cli.script_command(args.action, args.rest, BENCH)[1:] == [
-        str(BENCH / "train.py"), "--workload", "dlrm", "--help"]
-    assert bench_cli.script_command("report", ["res", "--calibration", "h200"], BENCH)[1:] == [
-        str(BENCH / "run_all.py"), "--out", "res", "--report-only", "--calibration", "h200"]
-    with pytest.raises(bench_cli.BenchError, match="needs the folder"):
-        bench_cli.script_command("report", [], BENCH)
-    with pytest.raises(bench_cli.BenchError, match="source checkout"):
-        bench_cli.script_command("sweep", [], BENCH / "missing")
-
-
-def test_bench_cli_reports_from_records(tmp_path, records, monkeypatch):
+def test_report_only_rewrites_the_report_from_records(tmp_path, records, capsys):
     for r in records:
         (tmp_path / f"{r['run']}.json").write_text(json.dumps(r))
     (tmp_path / "gpu_check.json").write_text(json.dumps({"footprint_bytes": 1, "runs": {}}))   # not a run
-    monkeypatch.chdir(BENCH.parent)      # an installed package finds the scripts in the checkout it runs from
-    args = argparse.Namespace(action="report", rest=[str(tmp_path)])
-    assert bench_cli.cmd_bench(args) == 0
+    assert run_all.main(["--out", str(tmp_path), "--report-only"]) == 0
     assert "`deepum_speedup_over_um`: 2.00x" in (tmp_path / "results.md").read_text()

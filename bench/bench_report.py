@@ -13,13 +13,12 @@ import json
 import math
 from pathlib import Path
 
-from .units import format_bytes
+from modes import BUDGETED_MODES, GPU_MODES, UNBUDGETED_MODES
 
-MODE_ORDER = ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict", "deepum-no-invalidate",
-              "deepum-lru")
-UNBUDGETED_MODES = ("none", "save_on_cpu")
-"""Modes that run without a capacity budget."""
-BUDGETED_MODES = tuple(m for m in MODE_ORDER if m not in UNBUDGETED_MODES)
+from deepum.units import format_bytes
+
+MODE_ORDER = GPU_MODES
+"""Order of the modes in tables and bar charts: that of bench/modes.py."""
 
 HEADLINES = {
     # key: (numerator mode, denominator mode, budgets: "over" = below 1, "full" = unbudgeted, what it means)
