@@ -1,6 +1,6 @@
 """Builds the CPU native core (correlation tables, predictor, UVM driver model; needs only a C++17
 compiler) and ships the GPU runtime's native sources inside the package (deepum/native_src), which
-deepum.native_build compiles on first use on a machine with CUDA."""
+deepum.runtime.native_build compiles on first use on a machine with CUDA."""
 import glob
 import shutil
 from pathlib import Path
