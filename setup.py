@@ -15,6 +15,7 @@ native = Pybind11Extension(
     "deepum._native",
     ["driver_hooks/module.cpp", "driver_hooks/correlation_bindings.cpp", "driver_hooks/uvm_model_bindings.cpp",
      "driver_hooks/policy_bindings.cpp",
+     "driver_hooks/memory_map_bindings.cpp",
      "driver_hooks/next_use_bindings.cpp"],
     include_dirs=["driver_hooks"],
     depends=sorted(glob.glob("driver_hooks/*.hpp")),

@@ -7,6 +7,7 @@
 namespace py = pybind11;
 
 void bind_correlation(py::module_& m);  // correlation_bindings.cpp
+void bind_memory_map(py::module_& m);   // memory_map_bindings.cpp
 void bind_policy(py::module_& m);       // policy_bindings.cpp
 void bind_uvm_model(py::module_& m);    // uvm_model_bindings.cpp
 void bind_next_use(py::module_& m);     // next_use_bindings.cpp
@@ -22,6 +23,7 @@ PYBIND11_MODULE(_native, m) {
   actions["segment_free"] = int(deepum::MemAction::kSegmentFree);
   m.attr("MEM_ACTIONS") = actions;
   bind_correlation(m);
+  bind_memory_map(m);
   bind_policy(m);
   bind_uvm_model(m);
   bind_next_use(m);

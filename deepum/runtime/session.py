@@ -27,9 +27,6 @@ from .fault_attribution import FaultLessons
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, fuse_message, resolve_capacity,
                      resolve_max_managed_bytes, too_late_reason)
 
-MODE_CODES = {"um": 1, "advise": 2, "deepum": 3}
-"""Mode numbers of the online engine (driver_hooks/online.cpp)."""
-
 
 def configure_before_context(config: RuntimeConfig) -> None:
     """The one point between cuInit and the creation of the CUDA context: builds (first use) and
@@ -44,8 +41,7 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None
     correlation prefetcher with its worker and, with record, the trace recorder."""
     global _fault_lessons
     c = settings.config
-    _engine.start(MODE_CODES[settings.mode], limits.capacity, settings.device, c.to_dict(),
-                  c.prefetch, c.pre_evict, c.invalidate, c.learn_from == "accesses", record)
+    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record)
     _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
     _iterations.clear()
     _iterations.append({**_engine.stats(), **_attribution_counts()})

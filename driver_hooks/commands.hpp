@@ -1,0 +1,31 @@
+// What the engine asks its worker to issue: migrations of UM blocks, each on the lane (stream) of its
+// kind, numbered per lane and ordered after the block's previous command.
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace deepum {
+
+// kPopulate: a prefetch of a dead block, given fresh GPU pages instead of a copy (a discard to the GPU).
+enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard };
+
+// The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
+// and populations (no copy) have their own lane so that they never queue behind copies: allocations
+// of the memory wait for them, and kernels for the populated blocks.
+enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
+constexpr int kLanes = 3;
+constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
+inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
+
+struct Command {
+  Op op;
+  int64_t block;            // UM block number
+  CUevent after = nullptr;  // run after this event: the work launched before the decision (null: at once)
+  uint64_t seq = 0;         // number of this command on its lane
+  Lane wait_lane = kToGpu;  // run after command `wait` of lane `wait_lane` (the block's previous command;
+  uint64_t wait = 0;        // 0: none, or on this command's own lane, which runs in order anyway)
+  uint64_t ticket = 0;      // kDiscard, kPopulate: the choice's ticket (MemoryMap::choose_discard)
+};
+
+}  // namespace deepum

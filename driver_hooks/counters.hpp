@@ -1,0 +1,60 @@
+// The engine's counters (what stats() reports) and how its failed CUDA and CUPTI calls are noted.
+#pragma once
+#include <cuda.h>
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace deepum {
+
+// Setting up the hooks: a failed CUPTI call is an error for the caller (start reports it to Python).
+inline void check_cupti(CUptiResult result, const char* call) {
+  if (result != CUPTI_SUCCESS) {
+    const char* text = nullptr;
+    cuptiGetResultString(result, &text);
+    throw std::runtime_error(std::string(call) + " failed: " + (text ? text : "unknown CUPTI error"));
+  }
+}
+
+// Running: a failed call is counted and remembered, and the engine goes on.
+struct Counters {
+  std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
+  std::atomic<uint64_t> discard_calls{0}, discard_bytes{0};
+  std::atomic<uint64_t> populate_calls{0}, populate_bytes{0};  // dead blocks brought to the GPU without a copy
+  std::atomic<uint64_t> gpu_faults{0}, fault_h2d_bytes{0}, prefetch_h2d_bytes{0}, other_h2d_bytes{0}, d2h_bytes{0};
+  std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};
+  std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
+  std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
+  std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
+  std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
+  std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
+
+  void note_failure(const char* what, const char* text) {
+    cuda_errors++;
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    last_error_ = std::string(what) + ": " + (text ? text : "unknown error");
+  }
+  // Counts and remembers a failed driver call; true when it succeeded.
+  bool driver_ok(CUresult result, const char* what) {
+    if (result == CUDA_SUCCESS) return true;
+    const char* text = nullptr;
+    cuGetErrorString(result, &text);
+    note_failure(what, text);
+    return false;
+  }
+  // Text of the last failed CUDA call of the engine or its worker.
+  std::string last_error() const {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    return last_error_;
+  }
+
+ private:
+  mutable std::mutex error_mutex_;
+  std::string last_error_;
+};
+
+}  // namespace deepum

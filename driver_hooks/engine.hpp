@@ -1,0 +1,212 @@
+// The engine: executes the policy core's decisions (policy.hpp) on the GPU; it decides nothing
+// itself. Called on the launching thread, natively. At each launch it asks the policy for a plan and
+//  1. makes the kernel's stream wait for the migrations of the kernel's blocks still in flight;
+//  2. when the plan says so (advise, and deepum learning from accesses), prefetches the kernel's
+//     missing blocks on its stream just before it instead of letting it fault (tables that learn
+//     from faults need the kernel to fault on them: its faults are the lesson);
+//  3. hands the evictions and discards (by block), then the prefetches and populations (in decision
+//     order) to the worker, ordered after the work launched before the kernel.
+// The memory map answers the policy's questions about dead blocks and keeps the discard tickets.
+#pragma once
+#include <cuda.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "commands.hpp"
+#include "counters.hpp"
+#include "policy.hpp"
+#include "units.hpp"
+#include "worker.hpp"
+
+namespace deepum {
+
+class Engine : private MemoryFacts {
+ public:
+  Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters)
+      : device_(device), memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
+        worker_(device, memory, counters) {}
+
+  // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once).
+  void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counters_.launches++;
+    release_freed();
+    blocks_.clear();
+    uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
+    for (int64_t n : numbers) {
+      blocks_.push_back(policy_.block(n));
+      const Lanes& s = lanes_[n];
+      need[s.last] = std::max(need[s.last], s.moved[s.last]);
+    }
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size());
+    // First, so that an eviction still in flight cannot land after the prefetch below.
+    wait_for_migrations(need, stream);
+    if (plan.demand_prefetch) prefetch_on_stream(plan, stream);
+    submit(plan, stream);
+  }
+
+  void drain() { worker_.drain(); }
+  void learn_faults(const uint64_t* exec_ids, const int64_t* offsets, const int64_t* blocks, size_t launches) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < launches; ++i) {
+      policy_.learn_faults(exec_ids[i], blocks + offsets[i], size_t(offsets[i + 1] - offsets[i]));
+      counters_.faults_learned += uint64_t(offsets[i + 1] - offsets[i]);
+    }
+    counters_.fault_lessons += launches;
+  }
+  // Starts a new iteration; returns the bytes of distinct blocks the ending one touched.
+  uint64_t next_iteration() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return uint64_t(policy_.next_iteration()) * kBlockBytes;
+  }
+  uint64_t peak_resident_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return uint64_t(policy_.peak_resident_blocks()) * kBlockBytes;
+  }
+  uint64_t resident_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return uint64_t(policy_.resident_blocks()) * kBlockBytes;
+  }
+  uint64_t kernel_hits() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.kernel_hits();
+  }
+  uint64_t kernel_misses() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.kernel_misses();
+  }
+  size_t table_bytes() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.table_bytes();
+  }
+
+ private:
+  struct Lanes {                         // a block's commands
+    Lane last = kToGpu;                  // lane of its latest command
+    uint64_t moved[kLanes] = {0, 0, 0};  // per lane: the number of its latest command there (0: none)
+  };
+
+  // The policy's questions, answered by the memory map under its lock.
+  bool dead(Block b) const override {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    return memory_.dead(policy_.number(b));
+  }
+  bool choose_discard(Block b, uint64_t& ticket) override {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    return memory_.choose_discard(policy_.number(b), ticket);
+  }
+
+  // Blocks of freed segments hold nothing anywhere: the policy stops counting them resident. A block
+  // the engine never launched nor moved was never resident.
+  void release_freed() {
+    std::vector<int64_t> released;
+    {
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      released = memory_.take_released();
+    }
+    for (int64_t n : released)
+      if (lanes_.count(n)) policy_.release(policy_.block(n));
+  }
+
+  // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
+  // (the latest of the kernel's blocks there) has completed, as far as the worker has issued it (a
+  // command not yet issued is not waited for: the kernel may fault on its block); waits the stream
+  // already has are not repeated.
+  void wait_for_migrations(const uint64_t (&need)[kLanes], CUstream stream) {
+    auto& waited = stream_waited_[stream];
+    for (const Lane lane : kAllLanes) {
+      const uint64_t published = worker_.published(lane);
+      if (need[lane] > published) counters_.kernel_waits_unissued++;
+      const uint64_t target = std::min(need[lane], published);
+      if (target <= waited[lane]) continue;
+      if (counters_.driver_ok(cuStreamWaitValue64(stream, worker_.done_word(lane), target, CU_STREAM_WAIT_VALUE_GEQ),
+                              "kernel wait for its blocks"))
+        counters_.kernel_waits++;
+      waited[lane] = target;
+    }
+  }
+
+  // Prefetches the kernel's missing blocks (the plan's demand moves) on its own stream, ahead of it
+  // (contiguous blocks in one call). Its launching thread pays the calls (docs/results.md); in steady
+  // state the window has already brought them.
+  void prefetch_on_stream(const LaunchPlan& plan, CUstream stream) {
+    std::vector<int64_t> missing;
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kDemand) missing.push_back(policy_.number(d.block));
+    if (missing.empty()) return;
+    CUmemLocation gpu{};
+    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    gpu.id = device_;
+    for (const auto& [start, bytes] : memory_.contiguous_ranges(missing)) {
+      if (!counters_.driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream),
+                               "prefetch on the kernel's stream"))
+        continue;
+      counters_.demand_prefetch_calls++;
+      counters_.demand_prefetch_bytes += bytes;
+    }
+    for (int64_t b : missing) lanes_[b].last = kToGpu;
+  }
+
+  // The plan's moves other than demand, as worker commands: evictions and discards sorted by block,
+  // then prefetches and populations in decision order. They run once the GPU has finished the work
+  // launched before this kernel: the GPU-time point the policy's residency model stands for (the CPU
+  // may be far ahead).
+  void submit(const LaunchPlan& plan, CUstream stream) {
+    std::vector<Command> commands;
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kEvict || d.move == Move::kDiscard) commands.push_back(command(d));
+    std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.block < b.block; });
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kPrefetch || d.move == Move::kPopulate) commands.push_back(command(d));
+    if (commands.empty()) return;
+    CUevent after = nullptr;
+    if (!counters_.driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
+        !counters_.driver_ok(cuEventRecord(after, stream), "cuEventRecord"))
+      after = nullptr;
+    for (Command& c : commands) {
+      c.after = after;
+      number(c);
+    }
+    worker_.submit(std::move(commands));
+  }
+
+  Command command(const Decision& d) const {
+    const Op op = d.move == Move::kEvict      ? Op::kEvict
+                  : d.move == Move::kDiscard  ? Op::kDiscard
+                  : d.move == Move::kPopulate ? Op::kPopulate
+                                              : Op::kPrefetch;
+    Command c{op, policy_.number(d.block)};
+    c.ticket = d.ticket;
+    return c;
+  }
+
+  // Numbers a command on its lane and orders it after the block's latest command (each command of
+  // a block waits for the one before it, so they run in decision order across lanes).
+  void number(Command& c) {
+    Lanes& s = lanes_[c.block];
+    const Lane lane = lane_of(c.op);
+    c.seq = ++lane_seq_[lane];
+    c.wait_lane = s.last;
+    c.wait = s.last == lane ? 0 : s.moved[s.last];
+    s.moved[lane] = c.seq;
+    s.last = lane;
+  }
+
+  const int device_;
+  EngineMemory& memory_;
+  Counters& counters_;
+  std::mutex mutex_;
+  Policy policy_;
+  std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
+  std::unordered_map<int64_t, Lanes> lanes_;    // by UM block number: every block launched or moved
+  uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane
+  std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
+  Worker worker_;
+};
+
+}  // namespace deepum

@@ -1,0 +1,86 @@
+// The fault log: CUPTI activity records, delivered in buffers. Unified-memory counters (GPU page
+// faults, host-to-device and device-to-host transfers with their cause) feed the counters and, when
+// on, the trace being recorded and the fault log that learning from faults drains; kernel records
+// (GPU time spans) let Python attribute faults to launches.
+#include <cuda.h>
+#include <cupti.h>
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "online.hpp"
+
+namespace deepum {
+namespace {
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *size = 8 << 20;
+  *buffer = static_cast<uint8_t*>(aligned_alloc(8, *size));
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Runtime& rt = runtime();
+  CUpti_Activity* record = nullptr;
+  const bool recording = rt.recorder.on.load(std::memory_order_relaxed);
+  const bool learning = rt.fault_log.on.load(std::memory_order_relaxed);
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
+      const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
+      if (recording) rt.recorder.kernel_time(k->correlationId, k->start, k->end);
+      if (learning) rt.fault_log.kernel_time(k->correlationId, k->start, k->end);
+      continue;
+    }
+    if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
+    const auto* um = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter2*>(record);
+    switch (um->counterKind) {
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+        rt.counters.gpu_faults += um->value;
+        if (recording) rt.recorder.fault(um->start, um->address, int8_t(um->flags >= 1 && um->flags <= 4 ? um->flags : 1));
+        if (learning) rt.fault_log.fault(um->start, um->address, 1);
+        break;
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
+        const uint32_t cause = um->flags;
+        if (recording) rt.recorder.transfer(um->start, um->address, um->value, 1, int8_t(cause <= 5 ? cause : 0));
+        if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) rt.counters.prefetch_h2d_bytes += um->value;
+        else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) rt.counters.fault_h2d_bytes += um->value;
+        else rt.counters.other_h2d_bytes += um->value;
+        break;
+      }
+      case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+        rt.counters.d2h_bytes += um->value;
+        if (recording) rt.recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
+        break;
+      default: break;
+    }
+  }
+  free(buffer);
+}
+
+}  // namespace
+
+void configure_fault_log(int device) {
+  Runtime& rt = runtime();
+  if (rt.fault_log_configured) return;
+  CUpti_ActivityUnifiedMemoryCounterConfig config[3];
+  const CUpti_ActivityUnifiedMemoryCounterKind kinds[3] = {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH};
+  for (int i = 0; i < 3; ++i) {
+    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE;
+    config[i].kind = kinds[i];
+    config[i].deviceId = uint32_t(device);
+    config[i].enable = 1;
+  }
+  check_cupti(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  check_cupti(cuptiActivityConfigureUnifiedMemoryCounter(config, 3), "cuptiActivityConfigureUnifiedMemoryCounter");
+  check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), "cuptiActivityEnable(UNIFIED_MEMORY_COUNTER)");
+  rt.fault_log_configured = true;
+}
+
+void flush_fault_log() {
+  if (runtime().fault_log_configured) cuptiActivityFlushAll(1);
+}
+
+}  // namespace deepum

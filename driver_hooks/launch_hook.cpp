@@ -1,0 +1,150 @@
+// The launch hook: a CUPTI driver-API callback on cuLaunchKernel*. It reads the kernel's arguments
+// and derives its execution ID (kernel and grid, and the allocations its pointer arguments point
+// into) and its accesses (the 2 MiB UM blocks those allocations cover), records them when a trace or
+// the fault log is on, and hands the launch to the engine.
+#include <cuda.h>
+#include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "online.hpp"
+
+namespace deepum {
+namespace {
+
+// Offset and size of each argument of f. Kernels that the CUDA runtime launches may arrive as
+// library kernels (CUkernel), for which the driver answers through cuKernelGetParamInfo.
+const std::vector<std::pair<size_t, size_t>>& params_of(CUfunction f) {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
+  auto it = rt.launch_hook.params.find(f);
+  if (it != rt.launch_hook.params.end()) return it->second;
+  std::vector<std::pair<size_t, size_t>> out;
+  for (const bool as_kernel : {false, true}) {
+    for (size_t i = 0;; ++i) {
+      size_t offset = 0, size = 0;
+      const CUresult r = as_kernel ? cuKernelGetParamInfo(reinterpret_cast<CUkernel>(f), i, &offset, &size)
+                                   : cuFuncGetParamInfo(f, i, &offset, &size);
+      if (r != CUDA_SUCCESS) {
+        if (i == 0 && !as_kernel) rt.counters.param_info_failures_func++;
+        if (i == 0 && as_kernel) rt.counters.param_info_failures_kernel++;
+        break;
+      }
+      out.emplace_back(offset, size);
+    }
+    if (!out.empty()) break;
+  }
+  return rt.launch_hook.params.emplace(f, std::move(out)).first->second;
+}
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+// Pages of [start, start + size) inside block b.
+int32_t pages_in_block(uint64_t start, uint64_t size, uint64_t b) {
+  const uint64_t lo = std::max(start, b << kBlockShift), hi = std::min(start + size, (b + 1) << kBlockShift);
+  return int32_t(((hi - 1) >> 12) - (lo >> 12) + 1);
+}
+
+void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid,
+               uint32_t correlation, const char* name) {
+  Runtime& rt = runtime();
+  const auto& params = params_of(f);
+  const char* buffer = nullptr;
+  if (!kernel_params && extra) {
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<const char*>(extra[i + 1]);
+  }
+  if (!kernel_params && !buffer) rt.counters.launches_without_arguments++;
+  uint64_t id = mix(reinterpret_cast<uint64_t>(f), grid);
+  std::vector<Access> accesses;
+  {
+    std::lock_guard<std::mutex> lock(rt.memory.mutex());
+    uint64_t last_allocation = 0;
+    for (size_t i = 0; i < params.size(); ++i) {
+      const char* value = kernel_params ? static_cast<const char*>(kernel_params[i]) : buffer ? buffer + params[i].first : nullptr;
+      if (!value) continue;
+      for (size_t w = 0; w + 8 <= params[i].second; w += 8) {
+        uint64_t word;
+        std::memcpy(&word, value + w, 8);
+        const auto [start, size] = rt.memory.allocation(word);
+        if (!size || start == last_allocation) continue;
+        last_allocation = start;
+        id = mix(id, start);
+        const bool fresh = rt.memory.born(start) > rt.launch_hook.allocations_at_last_launch;
+        for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b)
+          accesses.push_back({int64_t(b), pages_in_block(start, size, b), fresh});
+      }
+    }
+    rt.launch_hook.allocations_at_last_launch = rt.memory.allocations();
+  }
+  std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.block < b.block; });
+  std::vector<Access> merged;  // one row per block: pages summed (capped at 512), writes or-ed
+  for (const Access& a : accesses) {
+    if (!merged.empty() && merged.back().block == a.block) {
+      merged.back().pages += a.pages;
+      merged.back().write = merged.back().write || a.write;
+    } else {
+      merged.push_back(a);
+    }
+  }
+  std::vector<int64_t> blocks;
+  blocks.reserve(merged.size());
+  for (const Access& a : merged) blocks.push_back(a.block);
+  if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, merged);
+  if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
+  rt.engine->on_launch(id, blocks, stream);
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  Runtime& rt = runtime();
+  if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
+  const auto began = std::chrono::steady_clock::now();
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
+      on_kernel(p->f, p->kernelParams, p->extra, p->hStream,
+                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ, cb->correlationId,
+                cb->symbolName);
+      break;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
+      on_kernel(p->f, p->kernelParams, p->extra, p->config->hStream,
+                (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ,
+                cb->correlationId, cb->symbolName);
+      break;
+    }
+    default: break;
+  }
+  rt.counters.hook_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count();
+}
+
+}  // namespace
+
+void subscribe_launch_hook() {
+  Runtime& rt = runtime();
+  check_cupti(cuptiSubscribe(&rt.subscriber, on_callback, nullptr), "cuptiSubscribe");
+  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+    check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid), "cuptiEnableCallback");
+}
+
+void unsubscribe_launch_hook() {
+  Runtime& rt = runtime();
+  if (!rt.subscriber) return;
+  cuptiUnsubscribe(rt.subscriber);
+  rt.subscriber = nullptr;
+}
+
+}  // namespace deepum

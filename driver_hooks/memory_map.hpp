@@ -1,0 +1,186 @@
+// Live allocations and managed segments, from the caching allocator's trace hook, and the discard
+// tickets that keep a move without a copy off memory that holds data. CUDA-free: the engine uses it
+// with CUDA streams and discard-completion events (worker.hpp), deepum._native with fake ones for
+// tests (memory_map_bindings.cpp, tests/test_memory_map.py).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "units.hpp"
+
+namespace deepum {
+
+// Stream: where the caching allocator hands memory out; Event: the completion of an issued discard.
+// `wait` makes a stream wait for an event (without blocking the calling thread).
+template <typename Stream, typename Event>
+class MemoryMap {
+ public:
+  using Wait = std::function<void(Stream, const Event&)>;
+
+  explicit MemoryMap(Wait wait) : wait_(std::move(wait)) {}
+
+  // The caching allocator's events; each takes the lock.
+  void on_alloc(uint64_t addr, uint64_t size, Stream stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_[addr] = size;
+    born_[addr] = ++allocations_;
+    order_after_discards(addr, size, stream);
+  }
+  // Completed, not requested: memory used on other streams is free only once they are done.
+  void on_free_completed(uint64_t addr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_.erase(addr);
+    born_.erase(addr);
+  }
+  void on_segment_alloc(uint64_t addr, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    segments_[addr] = size;
+  }
+  // The segment's memory goes back to the system: the blocks it covers, wholly or partly, are queued
+  // for the engine to release from its residency model (take_released).
+  void on_segment_free(uint64_t addr, uint64_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    segments_.erase(addr);
+    if (!size) return;
+    for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
+  }
+
+  // The managed parts of `blocks` (in order) as (start, bytes) ranges, contiguous parts of one managed
+  // segment joined: one migration call each. Takes the lock; the caller issues the migrations without
+  // it (a migration never changes contents, so launches and allocations need not wait for it).
+  std::vector<std::pair<uint64_t, uint64_t>> contiguous_ranges(const std::vector<int64_t>& blocks) const {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t segment = 0;
+    for (int64_t b : blocks) {
+      const auto [part, part_bytes, part_segment] = managed_part(b);
+      if (!part_bytes) continue;
+      if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment) {
+        ranges.back().second += part_bytes;
+      } else {
+        ranges.emplace_back(part, part_bytes);
+        segment = part_segment;
+      }
+    }
+    return ranges;
+  }
+
+  // Everything below: the caller holds mutex().
+  std::mutex& mutex() const { return mutex_; }
+
+  // Number of allocations made so far; an allocation numbered above a launch's mark is newer.
+  uint64_t allocations() const { return allocations_; }
+  uint64_t born(uint64_t start) const {
+    auto it = born_.find(start);
+    return it == born_.end() ? 0 : it->second;
+  }
+  // The live allocation holding `p`: {start, size}, or {0, 0}.
+  std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
+    auto it = live_.upper_bound(p);
+    if (it == live_.begin()) return {0, 0};
+    --it;
+    if (p >= it->first + it->second) return {0, 0};
+    return {it->first, it->second};
+  }
+  // Whether block b lies wholly inside one managed segment and no live allocation overlaps it (its
+  // contents are dead). A block a segment boundary cuts is never dead: the driver discards whole
+  // pages, and a page across the boundary may hold another segment's data.
+  bool dead(int64_t b) const {
+    const auto [start, bytes, segment] = managed_part(b);
+    if (bytes != kBlockBytes) return false;
+    auto it = live_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
+    if (it == live_.begin()) return true;
+    --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
+    return it->first + it->second <= start;
+  }
+  // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
+  std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
+    const uint64_t lo = uint64_t(b) << kBlockShift, hi = lo + kBlockBytes;
+    auto it = segments_.upper_bound(lo);
+    if (it != segments_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second > lo) it = prev;
+    }
+    if (it == segments_.end() || it->first >= hi) return {0, 0, 0};
+    const uint64_t start = std::max(lo, it->first), end = std::min(hi, it->first + it->second);
+    return {start, end - start, it->first};
+  }
+
+  // Discards (to the host: a dead victim dropped; to the GPU: a dead block given fresh pages instead
+  // of a copy of its dead contents). The policy chooses a discard only while the block is dead; the
+  // choice carries a ticket, the number of allocations made so far. Allocating memory in the block
+  // before the worker issues the discard cancels it (each choice made before that allocation, not
+  // later ones); allocating it afterwards makes the allocating stream wait for the discard to finish.
+  // So a discard only lands on memory that has held no data since the work launched before its
+  // choice, which the discard waits for. A block can be chosen again while its last discard is in
+  // flight: the issued discard is kept beside the new choices.
+  bool choose_discard(int64_t b, uint64_t& ticket) {  // false when b is not dead
+    if (!dead(b)) return false;
+    pending_[b].queued += 1;
+    ticket = allocations_;
+    return true;
+  }
+  // Takes one choice of b: true when the one with `ticket` may be issued now (no allocation in b since).
+  // The caller keeps the lock until it has recorded the issued discard (discard_issued).
+  bool take_pending(int64_t b, uint64_t ticket) {
+    auto it = pending_.find(b);
+    if (it == pending_.end() || it->second.queued == 0) return false;
+    Discard& d = it->second;
+    d.queued -= 1;
+    const bool valid = ticket >= d.cancelled_at && dead(b);  // dead: always so then, checked once more
+    if (!d.queued && !d.issued) pending_.erase(it);
+    return valid;
+  }
+  // The latest discard of b was issued; an allocation that waits for it waits for the earlier ones
+  // too (each runs after the block's previous command).
+  void discard_issued(int64_t b, const Event& done) { pending_[b].issued = done; }
+  uint64_t discards_cancelled() const { return discards_cancelled_; }
+  uint64_t allocation_waits() const { return allocation_waits_; }
+
+  // The blocks of segments freed since the last call, in the order of the frees.
+  std::vector<int64_t> take_released() { return std::exchange(released_, {}); }
+
+ private:
+  struct Discard {
+    uint32_t queued = 0;           // choices not taken by the worker yet
+    uint64_t cancelled_at = 0;     // number of the latest allocation in the block: it cancels earlier choices
+    std::optional<Event> issued;   // completion of the latest discard issued (none: none)
+  };
+
+  void order_after_discards(uint64_t addr, uint64_t size, Stream stream) {
+    if (pending_.empty() || !size) return;
+    for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) {
+      auto it = pending_.find(int64_t(b));
+      if (it == pending_.end()) continue;
+      Discard& d = it->second;
+      if (d.issued) {
+        wait_(stream, *d.issued);
+        allocation_waits_ += 1;
+        d.issued.reset();  // later allocations in the block come on the same stream: ordered after this one
+      }
+      if (d.queued) discards_cancelled_ += 1;
+      d.cancelled_at = allocations_;
+      if (!d.queued) pending_.erase(it);
+    }
+  }
+
+  const Wait wait_;
+  mutable std::mutex mutex_;
+  std::map<uint64_t, uint64_t> live_, segments_;
+  std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
+  uint64_t allocations_ = 0;
+  std::unordered_map<int64_t, Discard> pending_;
+  uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;
+  std::vector<int64_t> released_;  // blocks of freed segments, for take_released
+};
+
+}  // namespace deepum

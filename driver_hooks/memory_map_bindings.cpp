@@ -1,0 +1,113 @@
+// Python binding of the memory map (memory_map.hpp) for tests: streams and discard events are
+// integers, and a stream's wait for an event is recorded as a (stream, event) pair (take_waits).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "memory_map.hpp"
+
+namespace py = pybind11;
+using namespace deepum;
+
+namespace {
+
+class MemoryMapUnderTest {
+ public:
+  MemoryMapUnderTest() : map_([this](int64_t stream, const int64_t& event) { waits_.emplace_back(stream, event); }) {}
+
+  void on_alloc(uint64_t addr, uint64_t size, int64_t stream) { map_.on_alloc(addr, size, stream); }
+  void on_free_completed(uint64_t addr) { map_.on_free_completed(addr); }
+  void on_segment_alloc(uint64_t addr, uint64_t size) { map_.on_segment_alloc(addr, size); }
+  void on_segment_free(uint64_t addr, uint64_t size) { map_.on_segment_free(addr, size); }
+
+  bool dead(int64_t b) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.dead(b);
+  }
+  std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.managed_part(b);
+  }
+  std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.allocation(p);
+  }
+  uint64_t born(uint64_t start) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.born(start);
+  }
+  uint64_t allocations() const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.allocations();
+  }
+  std::optional<uint64_t> choose_discard(int64_t b) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    uint64_t ticket = 0;
+    if (!map_.choose_discard(b, ticket)) return std::nullopt;
+    return ticket;
+  }
+  bool take_pending(int64_t b, uint64_t ticket) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.take_pending(b, ticket);
+  }
+  void discard_issued(int64_t b, int64_t event) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    map_.discard_issued(b, event);
+  }
+  std::vector<int64_t> take_released() {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.take_released();
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> contiguous_ranges(const std::vector<int64_t>& blocks) const {
+    return map_.contiguous_ranges(blocks);
+  }
+  std::vector<std::pair<int64_t, int64_t>> take_waits() { return std::exchange(waits_, {}); }
+  uint64_t discards_cancelled() const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.discards_cancelled();
+  }
+  uint64_t allocation_waits() const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.allocation_waits();
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> waits_;  // (stream, event) in the order the waits were asked
+  MemoryMap<int64_t, int64_t> map_;
+};
+
+}  // namespace
+
+void bind_memory_map(py::module_& m) {
+  py::class_<MemoryMapUnderTest>(m, "MemoryMap",
+                                 "The online engine's memory map (memory_map.hpp) with integer streams and "
+                                 "discard events; the waits it asks for are recorded (take_waits).")
+      .def(py::init<>())
+      .def("on_alloc", &MemoryMapUnderTest::on_alloc, py::arg("addr"), py::arg("size"), py::arg("stream"))
+      .def("on_free_completed", &MemoryMapUnderTest::on_free_completed, py::arg("addr"))
+      .def("on_segment_alloc", &MemoryMapUnderTest::on_segment_alloc, py::arg("addr"), py::arg("size"))
+      .def("on_segment_free", &MemoryMapUnderTest::on_segment_free, py::arg("addr"), py::arg("size"))
+      .def("dead", &MemoryMapUnderTest::dead, py::arg("block"))
+      .def("managed_part", &MemoryMapUnderTest::managed_part, py::arg("block"),
+           "(start, bytes, segment start) of the block's part inside a managed segment; bytes 0 when none.")
+      .def("allocation", &MemoryMapUnderTest::allocation, py::arg("pointer"),
+           "(start, size) of the live allocation holding the pointer, or (0, 0).")
+      .def("born", &MemoryMapUnderTest::born, py::arg("start"))
+      .def_property_readonly("allocations", &MemoryMapUnderTest::allocations)
+      .def("choose_discard", &MemoryMapUnderTest::choose_discard, py::arg("block"),
+           "The ticket of a discard of the block chosen now, or None when the block is not dead.")
+      .def("take_pending", &MemoryMapUnderTest::take_pending, py::arg("block"), py::arg("ticket"))
+      .def("discard_issued", &MemoryMapUnderTest::discard_issued, py::arg("block"), py::arg("event"))
+      .def("take_released", &MemoryMapUnderTest::take_released)
+      .def("contiguous_ranges", &MemoryMapUnderTest::contiguous_ranges, py::arg("blocks"))
+      .def("take_waits", &MemoryMapUnderTest::take_waits,
+           "The (stream, event) waits asked for since the last call, in order.")
+      .def_property_readonly("discards_cancelled", &MemoryMapUnderTest::discards_cancelled)
+      .def_property_readonly("allocation_waits", &MemoryMapUnderTest::allocation_waits);
+}

@@ -1,0 +1,63 @@
+// The online engine, a PyTorch extension (deepum/native_build.py ONLINE_ENGINE): what DeepUM's
+// modified driver does, from user space.
+// - Launch hook (launch_hook.cpp): CUPTI driver-API callback on cuLaunchKernel*; reads the kernel's
+//   arguments, derives its execution ID and the UM blocks it accesses, and hands them to the engine.
+// - Allocator hook (allocator_hook.cpp): the caching allocator's trace feeds the memory map
+//   (memory_map.hpp): live allocations, managed segments, discard tickets.
+// - Engine (engine.hpp): executes the policy core's decisions; its worker (worker.hpp) issues them.
+// - Fault log (fault_log.cpp): CUPTI unified-memory counters and kernel records; with learn_from
+//   "faults", the faults, attributed to launches at each iteration mark, teach the tables.
+// - Bindings (online_bindings.cpp): the Python module.
+// Only migrations are issued: a prefetch or an eviction never changes what memory holds.
+//
+// All state is one Runtime object, reached through runtime(): CUPTI and the caching allocator call
+// back into plain functions.
+#pragma once
+#include <cuda.h>
+#include <cupti.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "counters.hpp"
+#include "engine.hpp"
+#include "recorder.hpp"
+#include "worker.hpp"
+
+namespace deepum {
+
+struct LaunchHookState {
+  std::mutex params_mutex;
+  std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;  // (offset, size) per argument
+  uint64_t allocations_at_last_launch = 0;  // guarded by the memory map's mutex
+};
+
+struct Runtime {
+  Counters counters;
+  Recorder recorder;   // the trace being recorded (start's record)
+  Recorder fault_log;  // learn_from "faults": launches, kernel records and faults, drained at each iteration mark
+                       // and attributed in Python (deepum/fault_attribution.py)
+  EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines
+  LaunchHookState launch_hook;
+  CUpti_SubscriberHandle subscriber = nullptr;  // the launch hook's, while started
+  bool fault_log_configured = false;
+  std::once_flag allocator_hook_attached;
+  std::unique_ptr<Engine> engine;  // while started; declared last, so destroyed first
+};
+
+Runtime& runtime();  // online_bindings.cpp
+
+// launch_hook.cpp
+void subscribe_launch_hook();
+void unsubscribe_launch_hook();
+// allocator_hook.cpp
+void attach_allocator_hook();
+// fault_log.cpp: configure before the CUDA context exists, or CUPTI records no UM counters.
+void configure_fault_log(int device);
+void flush_fault_log();
+
+}  // namespace deepum

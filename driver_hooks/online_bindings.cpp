@@ -1,0 +1,168 @@
+// The online engine's Python module: start and stop, the recorder and fault log drains, lessons
+// from faults, iteration marks and the counters. Owns the one Runtime object (online.hpp).
+#include <torch/extension.h>
+#include <pybind11/numpy.h>
+#include <cupti.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#include "online.hpp"
+#include "options_binding.hpp"
+
+namespace deepum {
+
+Runtime& runtime() {
+  static Runtime instance;
+  return instance;
+}
+
+namespace {
+
+// Starts the launch hook, the engine (the policy core for `mode` with the options of `config`, a
+// DeepUMConfig dict) and its worker; with record, also the trace recorder.
+void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record) {
+  Runtime& rt = runtime();
+  if (rt.engine) throw std::runtime_error("the deepum engine is already running");
+  const Options options = options_from(mode, config);
+  if (options.mode == Mode::kOracle)
+    throw std::invalid_argument("the online engine runs um, advise or deepum, not oracle");
+  const bool learn_faults = options.mode == Mode::kDeepUM && options.learn_from == LearnFrom::kFaults;
+  if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
+    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+  if (record) {
+    rt.recorder.drain();
+    rt.recorder.on.store(true);
+  }
+  if (learn_faults) {
+    rt.fault_log.drain();
+    rt.fault_log.on.store(true);
+  }
+  attach_allocator_hook();
+  rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
+                                       rt.memory, rt.counters);
+  subscribe_launch_hook();
+}
+
+void stop() {
+  Runtime& rt = runtime();
+  if (!rt.engine) return;
+  unsubscribe_launch_hook();
+  {
+    py::gil_scoped_release release;
+    rt.engine->drain();
+  }
+  rt.engine.reset();
+  flush_fault_log();
+  const bool recorded = rt.recorder.on.exchange(false), learned = rt.fault_log.on.exchange(false);
+  if (recorded || learned) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+py::dict drain_recording() { return runtime().recorder.drain(); }
+
+py::dict drain_fault_log() { return runtime().fault_log.drain(); }
+
+// Teaches the correlation tables what launches faulted on, in launch order: exec_ids[i] faulted on
+// blocks[offsets[i]:offsets[i + 1]] (deepum/fault_attribution.py Lessons).
+void learn_faults(const py::array_t<uint64_t, py::array::c_style | py::array::forcecast>& exec_ids,
+                  const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& offsets,
+                  const py::array_t<int64_t, py::array::c_style | py::array::forcecast>& blocks) {
+  const size_t launches = size_t(exec_ids.size());
+  if (size_t(offsets.size()) != launches + 1)
+    throw std::invalid_argument("learn_faults: offsets must have one more entry than exec_ids");
+  const int64_t* o = offsets.data();
+  for (size_t i = 0; i < launches; ++i)
+    if (o[i] < 0 || o[i] > o[i + 1] || o[i + 1] > blocks.size())
+      throw std::invalid_argument("learn_faults: offsets must rise from 0 to the number of blocks");
+  Runtime& rt = runtime();
+  if (!rt.engine) return;
+  py::gil_scoped_release release;
+  rt.engine->learn_faults(exec_ids.data(), o, blocks.data(), launches);
+}
+
+py::dict stats() {
+  Runtime& rt = runtime();
+  py::dict out;
+  out["launches"] = rt.counters.launches.load();
+  out["prefetch_calls"] = rt.counters.prefetch_calls.load();
+  out["prefetch_bytes"] = rt.counters.prefetch_bytes.load();
+  out["evict_calls"] = rt.counters.evict_calls.load();
+  out["evict_bytes"] = rt.counters.evict_bytes.load();
+  out["discard_calls"] = rt.counters.discard_calls.load();
+  out["discard_bytes"] = rt.counters.discard_bytes.load();
+  out["populate_calls"] = rt.counters.populate_calls.load();
+  out["populate_bytes"] = rt.counters.populate_bytes.load();
+  {
+    std::lock_guard<std::mutex> lock(rt.memory.mutex());
+    out["discards_cancelled"] = rt.memory.discards_cancelled();
+    out["allocation_waits_for_discard"] = rt.memory.allocation_waits();
+  }
+  out["gpu_page_faults"] = rt.counters.gpu_faults.load();
+  out["fault_h2d_bytes"] = rt.counters.fault_h2d_bytes.load();
+  out["prefetch_h2d_bytes"] = rt.counters.prefetch_h2d_bytes.load();
+  out["other_h2d_bytes"] = rt.counters.other_h2d_bytes.load();
+  out["d2h_bytes"] = rt.counters.d2h_bytes.load();
+  out["cuda_errors"] = rt.counters.cuda_errors.load();
+  out["kernel_waits"] = rt.counters.kernel_waits.load();
+  out["kernel_waits_unissued"] = rt.counters.kernel_waits_unissued.load();
+  out["demand_prefetch_calls"] = rt.counters.demand_prefetch_calls.load();
+  out["demand_prefetch_bytes"] = rt.counters.demand_prefetch_bytes.load();
+  out["param_info_failures_func"] = rt.counters.param_info_failures_func.load();
+  out["param_info_failures_kernel"] = rt.counters.param_info_failures_kernel.load();
+  out["launches_without_arguments"] = rt.counters.launches_without_arguments.load();
+  out["lane_waits"] = rt.counters.lane_waits.load();
+  out["hook_ns"] = rt.counters.hook_ns.load();
+  out["fault_lessons"] = rt.counters.fault_lessons.load();
+  out["faults_learned"] = rt.counters.faults_learned.load();
+  out["last_cuda_error"] = rt.counters.last_error();
+  if (rt.engine) {
+    out["peak_resident_bytes"] = rt.engine->peak_resident_bytes();
+    out["resident_bytes"] = rt.engine->resident_bytes();
+    out["kernel_prediction_hits"] = rt.engine->kernel_hits();
+    out["kernel_prediction_misses"] = rt.engine->kernel_misses();
+    out["table_bytes"] = rt.engine->table_bytes();
+  }
+  return out;
+}
+
+uint64_t next_iteration() {
+  Runtime& rt = runtime();
+  if (rt.recorder.on.load()) rt.recorder.iteration();
+  return rt.engine ? rt.engine->next_iteration() : 0;
+}
+
+void drain() {
+  Runtime& rt = runtime();
+  if (!rt.engine) return;
+  py::gil_scoped_release release;
+  rt.engine->drain();
+}
+
+}  // namespace
+}  // namespace deepum
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  using namespace deepum;
+  m.doc() = "deepum online engine: launch hook, residency model, correlation prefetch, worker, fault log";
+  m.def("configure_fault_log", &deepum::configure_fault_log, py::arg("device"),
+        "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
+  m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
+        py::arg("record"),
+        "Starts the launch hook, the engine and its worker (mode: um, advise or deepum; config: a "
+        "DeepUMConfig dict); with record, also gathers a trace (kernels, accesses, memory events, kernel "
+        "times, faults, transfers).");
+  m.def("drain_recording", &drain_recording, "Hands over what was recorded, as NumPy arrays, and clears it.");
+  m.def("drain_fault_log", &drain_fault_log,
+        "Hands over the launches, kernel records and faults gathered for learning from faults, and clears them.");
+  m.def("learn_faults", &learn_faults, py::arg("exec_ids"), py::arg("offsets"), py::arg("blocks"),
+        "Teaches the correlation tables the blocks launches faulted on (deepum.fault_attribution.Lessons).");
+  m.def("stop", &stop, "Stops the launch hook, drains the worker and flushes the fault log.");
+  m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
+  m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
+  m.def("flush_fault_log", &deepum::flush_fault_log, "Delivers buffered CUPTI records to the counters.");
+  m.def("stats", &stats, "Counters: launches, prefetch/evict calls and bytes, GPU page faults, migrations by cause.");
+}

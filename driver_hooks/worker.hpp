@@ -1,0 +1,248 @@
+// The worker: a native thread that never takes the GIL and issues the engine's commands
+// (commands.hpp). It coalesces contiguous blocks into large cudaMemPrefetchAsync calls on its own
+// stream, evicts (prefetch to host) on a second stream and discards dead blocks on a third, each
+// ordered after the work launched before it was decided. A prefetch of a block that is dead when it
+// is chosen gives it fresh GPU pages without a copy.
+//
+// Ordering without waiting on the CPU: every command has a sequence number per lane, and the worker
+// writes the last one completed to a GPU word after each call (cuStreamWriteValue64). A command of a
+// block waits for the previous command of that block on another lane, and a kernel waits for the
+// commands of its own blocks (engine.hpp), so a kernel runs on data in place instead of faulting on
+// it while it is still moving. A wait only ever names a write already enqueued (as an event wait
+// names a recorded event), so no stream can wait on work that a blocked thread has yet to issue.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "counters.hpp"
+#include "memory_map.hpp"
+
+namespace deepum {
+
+// The completion of an issued discard: allocations of its memory wait for it.
+using DiscardEvent = std::shared_ptr<CUevent_st>;
+
+// An allocation's stream waits for a discard of its memory (MemoryMap's wait).
+inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
+  cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(done.get()), 0);
+}
+
+// The memory map of the engine and its worker: CUDA streams and discard events.
+using EngineMemory = MemoryMap<cudaStream_t, DiscardEvent>;
+
+// Issues migrations on background streams; never takes the GIL.
+class Worker {
+ public:
+  Worker(int device, EngineMemory& memory, Counters& counters)
+      : device_(device), memory_(memory), counters_(counters), done_(allocate_done_words(device)),
+        thread_([this] { run(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+    cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
+    cuMemFree(done_);
+  }
+  // GPU address of the word holding the last command completed on `lane`.
+  CUdeviceptr done_word(Lane lane) const { return done_ + lane * sizeof(uint64_t); }
+  // The last command on `lane` whose completion write is enqueued: the most a stream may wait for.
+  uint64_t published(Lane lane) const { return published_[lane].load(std::memory_order_acquire); }
+  void submit(std::vector<Command>&& commands) {
+    if (commands.empty()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (auto& c : commands) queue_.push_back(c);
+    }
+    wake_.notify_one();
+  }
+  // Waits until every submitted command has been issued and has completed on the GPU.
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    lock.unlock();
+    for (cudaStream_t stream : streams_)
+      if (stream) cudaStreamSynchronize(stream);
+  }
+
+ private:
+  void run() {
+    cudaSetDevice(device_);
+    for (cudaStream_t& stream : streams_) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    gpu_.type = cudaMemLocationTypeDevice;
+    gpu_.id = device_;
+    host_.type = cudaMemLocationTypeHost;
+    host_.id = 0;
+    std::vector<Command> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        busy_ = false;
+        idle_.notify_all();
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty() && stopping_) break;
+        batch.assign(queue_.begin(), queue_.end());
+        queue_.clear();
+        busy_ = true;
+      }
+      issue(batch);
+    }
+    for (cudaStream_t& stream : streams_) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+      stream = nullptr;
+    }
+  }
+
+  static CUdeviceptr allocate_done_words(int device) {
+    cudaSetDevice(device);
+    cudaFree(nullptr);  // the primary context, current on this thread
+    CUdeviceptr words = 0;
+    if (cuMemAlloc(&words, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS ||
+        cuMemsetD8(words, 0, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS)
+      throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
+    return words;
+  }
+
+  // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
+  // after each call, publishes the lane's progress for kernels and the other lanes to wait on.
+  void issue(const std::vector<Command>& batch) {
+    size_t i = 0;
+    while (i < batch.size()) {
+      size_t j = i + 1;
+      while (j < batch.size() && batch[j].op == batch[i].op && batch[j].after == batch[i].after &&
+             batch[j].block == batch[j - 1].block + 1)
+        ++j;
+      const Command& first = batch[i];
+      const Lane lane = lane_of(first.op);
+      cudaStream_t stream = streams_[lane];
+      if (first.after && after_waited_[lane] != first.after) {
+        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(first.after), 0);
+        after_waited_[lane] = first.after;
+      }
+      uint64_t need[kLanes] = {0, 0, 0};
+      for (size_t k = i; k < j; ++k) need[batch[k].wait_lane] = std::max(need[batch[k].wait_lane], batch[k].wait);
+      for (const Lane other : kAllLanes) {
+        // Issued earlier by this thread (unless its write failed): never a wait on work yet to come.
+        const uint64_t target = std::min(need[other], published(other));
+        if (other == lane || target <= lane_waited_[lane][other]) continue;
+        if (counters_.driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane"))
+          counters_.lane_waits++;
+        lane_waited_[lane][other] = target;
+      }
+      if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
+        const std::vector<int64_t> left = discard(batch, i, j, first.op == Op::kPopulate, stream);
+        if (first.op == Op::kPopulate) migrate(left, true, stream);  // cancelled: their contents count again
+      } else {
+        std::vector<int64_t> blocks;
+        for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
+        migrate(blocks, lane == kToGpu, stream);
+      }
+      // Written even when the call failed; published only once the write is enqueued.
+      if (counters_.driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
+        published_[lane].store(batch[j - 1].seq, std::memory_order_release);
+      if (first.after && (j == batch.size() || batch[j].after != first.after)) {
+        cuEventDestroy(first.after);  // a later event may reuse the handle: forget it was waited on
+        for (CUevent& waited : after_waited_)
+          if (waited == first.after) waited = nullptr;
+      }
+      i = j;
+    }
+  }
+
+  // Issues the discards of batch[from, to) on `stream`, contiguous blocks of one segment in one range:
+  // to the host (dead victims dropped without a copy) or to the GPU (dead blocks given fresh pages,
+  // faster than copying back dead contents: docs/results.md). Holds the memory map's lock
+  // from the last check to the record of the event that allocations of the same memory will wait on.
+  // Returns the blocks whose discard was cancelled or failed before it was enqueued.
+  std::vector<int64_t> discard(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu,
+                               cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    std::vector<int64_t> taken, left;
+    std::vector<void*> starts;
+    std::vector<size_t> sizes;
+    uint64_t last_segment = 0;
+    for (size_t k = from; k < to; ++k) {
+      const int64_t b = batch[k].block;
+      if (!memory_.take_pending(b, batch[k].ticket)) {
+        left.push_back(b);
+        continue;
+      }
+      const auto [part, part_bytes, segment] = memory_.managed_part(b);
+      if (!taken.empty() && segment == last_segment && reinterpret_cast<uint64_t>(starts.back()) + sizes.back() == part) {
+        sizes.back() += part_bytes;
+      } else {
+        starts.push_back(reinterpret_cast<void*>(part));
+        sizes.push_back(part_bytes);
+        last_segment = segment;
+      }
+      taken.push_back(b);
+    }
+    if (taken.empty()) return left;
+    size_t location_index = 0;
+    const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(),
+                                                                to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream);
+    if (err != cudaSuccess) {
+      note_error(to_gpu ? "populate" : "discard", err);
+      left.insert(left.end(), taken.begin(), taken.end());
+      return left;
+    }
+    cudaEvent_t done = nullptr;
+    if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess || cudaEventRecord(done, stream) != cudaSuccess) {
+      note_error(to_gpu ? "populate event" : "discard event", cudaGetLastError());
+      cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
+      return left;
+    }
+    const DiscardEvent shared(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
+    for (int64_t b : taken) memory_.discard_issued(b, shared);
+    (to_gpu ? counters_.populate_calls : counters_.discard_calls)++;
+    for (size_t size : sizes) (to_gpu ? counters_.populate_bytes : counters_.discard_bytes) += size;
+    return left;
+  }
+
+  void note_error(const char* what, cudaError_t err) {
+    counters_.note_failure(what, cudaGetErrorString(err));
+    cudaGetLastError();
+  }
+
+  // Migrates `blocks` with a copy, one call per contiguous range.
+  void migrate(const std::vector<int64_t>& blocks, bool to_gpu, cudaStream_t stream) {
+    for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
+      const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
+      if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
+      (to_gpu ? counters_.prefetch_calls : counters_.evict_calls)++;
+      (to_gpu ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+    }
+  }
+
+  int device_;
+  EngineMemory& memory_;
+  Counters& counters_;
+  CUdeviceptr done_;  // kLanes words: the last command completed on each lane
+  std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
+  cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
+  cudaMemLocation gpu_{}, host_{};
+  CUevent after_waited_[kLanes] = {nullptr, nullptr, nullptr};  // the last event each lane waits on
+  uint64_t lane_waited_[kLanes][kLanes] = {};  // [lane][other]: the other lane's progress it already waits for
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Command> queue_;
+  bool stopping_ = false, busy_ = true;
+  std::thread thread_;
+};
+
+}  // namespace deepum

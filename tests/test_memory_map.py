@@ -1,0 +1,344 @@
+"""The online engine's memory map (driver_hooks/memory_map.hpp, bound as deepum._native.MemoryMap with
+integer streams and discard events) against a plain reference model.
+
+The property that matters: a discard (a move without a copy) is never issued on memory that is live,
+nor on memory handed out again after the discard was chosen; and an allocation in a block whose issued
+discard may still be running waits for it. Two past silent data corruptions came from this logic."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from deepum._native import BLOCK_BYTES, MemoryMap
+
+BASE_BLOCK = 512               # the model's memory starts at block 512 (1 GiB): no allocation at address 0
+BLOCKS = 6                     # blocks BASE_BLOCK .. BASE_BLOCK + BLOCKS - 1
+UNIT = BLOCK_BYTES // 4        # segments and allocations start on 512 KiB units: blocks are shared and cut
+UNITS = BLOCKS * 4
+BASE = BASE_BLOCK * BLOCK_BYTES
+
+
+def address(unit: int) -> int:
+    return BASE + unit * UNIT
+
+
+def blocks_of(addr: int, size: int) -> range:
+    return range(addr // BLOCK_BYTES, (addr + size - 1) // BLOCK_BYTES + 1)
+
+
+@dataclasses.dataclass
+class Choice:
+    block: int
+    ticket: int
+    made_after: int  # allocations made when it was chosen (the model's own count)
+
+
+class Model:
+    """What the memory map must know, kept the plain way."""
+
+    def __init__(self):
+        self.segments: dict[int, int] = {}        # start -> size
+        self.live: dict[int, tuple[int, int]] = {}  # start -> (size, allocation number)
+        self.allocations = 0
+        self.last_allocation_in: dict[int, int] = {}  # block -> number of the latest allocation touching it
+        self.issued: dict[int, int] = {}            # block -> event of its latest issued discard nobody waited on
+        self.cancelled = 0
+        self.waits = 0
+        self.released: list[int] = []
+
+    def dead(self, block: int) -> bool:
+        lo, hi = block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES
+        inside = any(start <= lo and hi <= start + size for start, size in self.segments.items())
+        overlapped = any(start < hi and lo < start + size for start, (size, _) in self.live.items())
+        return inside and not overlapped
+
+    def allocated_since(self, choice: Choice) -> bool:
+        return self.last_allocation_in.get(choice.block, 0) > choice.made_after
+
+    def holding(self, pointer: int) -> tuple[int, int]:
+        for start, (size, _) in self.live.items():
+            if start <= pointer < start + size:
+                return start, size
+        return 0, 0
+
+
+class MemoryMapMachine(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.map = MemoryMap()
+        self.model = Model()
+        self.held: list[Choice] = []   # choices the engine made that the worker has not taken
+        self.batch_open = False        # the worker holds the lock: it has taken choices, not yet issued them
+        self.taken: list[int] = []     # blocks taken in the open batch, to be issued
+        self.next_event = 1
+
+    # -- helpers -------------------------------------------------------------------------------
+    def segment_units(self) -> set[int]:
+        return {u for start, size in self.model.segments.items()
+                for u in range((start - BASE) // UNIT, (start - BASE + size) // UNIT)}
+
+    def live_units(self) -> set[int]:
+        return {u for start, (size, _) in self.model.live.items()
+                for u in range((start - BASE) // UNIT, (start - BASE + size + UNIT - 1) // UNIT)}
+
+    def free_units_in_segments(self) -> list[int]:
+        return sorted(self.segment_units() - self.live_units())
+
+    def empty_segments(self) -> list[int]:
+        return [start for start, size in self.model.segments.items()
+                if not any(start <= a < start + size for a in self.model.live)]
+
+    def segment_of(self, unit: int) -> tuple[int, int]:
+        a = address(unit)
+        return next((s, n) for s, n in self.model.segments.items() if s <= a < s + n)
+
+    # -- the caching allocator -----------------------------------------------------------------
+    @precondition(lambda self: not self.batch_open and len(self.model.segments) < 3
+                  and len(self.segment_units()) < UNITS)
+    @rule(data=st.data())
+    def segment_alloc(self, data):
+        taken = self.segment_units()
+        free = sorted(set(range(UNITS)) - taken)
+        block_starts = [u for u in free if u % 4 == 0]
+        first = data.draw(st.sampled_from(block_starts) if block_starts and data.draw(st.booleans(), label="aligned")
+                          else st.sampled_from(free), label="first unit")
+        room = next((u for u in range(first, UNITS) if u in taken), UNITS) - first
+        whole_blocks = [n for n in (4, 8, 12) if n <= room]
+        any_size = st.integers(1, min(room, 12))
+        units = data.draw(st.one_of(st.sampled_from(whole_blocks), any_size) if whole_blocks else any_size,
+                          label="units")
+        note(f"segment alloc [{address(first):#x}, +{units} units)")
+        self.map.on_segment_alloc(address(first), units * UNIT)
+        self.model.segments[address(first)] = units * UNIT
+
+    @precondition(lambda self: not self.batch_open and self.empty_segments())
+    @rule(data=st.data())
+    def segment_free(self, data):
+        start = data.draw(st.sampled_from(self.empty_segments()), label="segment")
+        size = self.model.segments.pop(start)
+        note(f"segment free {start:#x}")
+        self.map.on_segment_free(start, size)
+        self.model.released.extend(blocks_of(start, size))
+
+    @precondition(lambda self: not self.batch_open and self.free_units_in_segments())
+    @rule(data=st.data())
+    def alloc(self, data):
+        free = self.free_units_in_segments()
+        watched = {c.block for c in self.held} | set(self.model.issued)  # where cancellations and waits happen
+        near = [u for u in free if address(u) // BLOCK_BYTES in watched]
+        first = data.draw(st.sampled_from(near) if near and data.draw(st.booleans(), label="near a discard")
+                          else st.sampled_from(free), label="first unit")
+        seg_start, seg_size = self.segment_of(first)
+        room = 0
+        while first + room in free and address(first + room) < seg_start + seg_size:
+            room += 1
+        units = data.draw(st.integers(1, min(room, 6)), label="units")
+        size = units * UNIT - data.draw(st.sampled_from([0, 4096, UNIT // 2]), label="short by")
+        stream = data.draw(st.integers(0, 2), label="stream")
+        addr = address(first)
+        model = self.model
+        model.allocations += 1
+        expected_waits = []
+        for b in blocks_of(addr, size):
+            if b in model.issued:
+                expected_waits.append((stream, model.issued.pop(b)))
+            if any(c.block == b for c in self.held):
+                model.cancelled += 1
+            model.last_allocation_in[b] = model.allocations
+        model.waits += len(expected_waits)
+        model.live[addr] = (size, model.allocations)
+        note(f"alloc #{model.allocations} [{addr:#x}, +{size:#x}) on stream {stream}; waits {expected_waits}")
+        self.map.on_alloc(addr, size, stream)
+        assert self.map.take_waits() == expected_waits
+        assert self.map.born(addr) == model.allocations
+
+    @precondition(lambda self: not self.batch_open and self.model.live)
+    @rule(data=st.data())
+    def free_completed(self, data):
+        addr = data.draw(st.sampled_from(sorted(self.model.live)), label="allocation")
+        note(f"free completed {addr:#x}")
+        del self.model.live[addr]
+        self.map.on_free_completed(addr)
+        assert self.map.born(addr) == 0
+
+    # -- the engine chooses, the worker takes and issues ---------------------------------------
+    def dead_blocks(self) -> list[int]:
+        return [b for b in range(BASE_BLOCK, BASE_BLOCK + BLOCKS) if self.model.dead(b)]
+
+    @precondition(lambda self: not self.batch_open and self.dead_blocks())
+    @rule(data=st.data())
+    def choose_discard(self, data):
+        block = data.draw(st.sampled_from(self.dead_blocks()), label="block")
+        ticket = self.map.choose_discard(block)
+        note(f"choose discard of {block}: ticket {ticket}")
+        assert ticket == self.model.allocations
+        self.held.append(Choice(block, ticket, self.model.allocations))
+
+    @precondition(lambda self: self.held)
+    @rule(data=st.data())
+    def take_pending(self, data):
+        choice = self.held.pop(data.draw(st.integers(0, len(self.held) - 1), label="choice"))
+        self.batch_open = True
+        taken = self.map.take_pending(choice.block, choice.ticket)
+        note(f"take {choice}: {taken}")
+        if taken:  # the property: never on live memory, never on memory handed out since the choice
+            assert self.model.dead(choice.block), "discard taken on a block that holds live data"
+            assert not self.model.allocated_since(choice), "discard taken after the memory was allocated again"
+            self.taken.append(choice.block)
+        assert taken == (self.model.dead(choice.block) and not self.model.allocated_since(choice))
+
+    @precondition(lambda self: self.batch_open)
+    @rule()
+    def discard_issued(self):
+        event = self.next_event
+        self.next_event += 1
+        note(f"issue {self.taken} with event {event}")
+        for b in self.taken:
+            self.map.discard_issued(b, event)
+            self.model.issued[b] = event
+        self.taken.clear()
+        self.batch_open = False
+
+    @precondition(lambda self: self.batch_open)
+    @rule()
+    def issue_failed(self):
+        note(f"issuing {self.taken} failed: nothing issued")
+        self.taken.clear()
+        self.batch_open = False
+
+    # -- the engine's other questions ----------------------------------------------------------
+    @precondition(lambda self: self.model.released)
+    @rule()
+    def take_released(self):
+        released = self.map.take_released()
+        note(f"released {released}")
+        assert released == self.model.released
+        self.model.released.clear()
+
+    @invariant()
+    def dead_blocks_agree(self):
+        for b in range(BASE_BLOCK, BASE_BLOCK + BLOCKS):
+            assert self.map.dead(b) == self.model.dead(b), f"block {b}"
+            if not self.model.dead(b):  # nothing is chosen (nor queued) on a block that is not dead
+                assert self.map.choose_discard(b) is None, f"block {b}"
+
+    @invariant()
+    def allocations_found_by_pointer(self):
+        for start, (size, _) in self.model.live.items():
+            for pointer in (start, start + size - 1, start + size):
+                assert tuple(self.map.allocation(pointer)) == self.model.holding(pointer), hex(pointer)
+
+    @invariant()
+    def counters_agree(self):
+        assert self.map.allocations == self.model.allocations
+        assert self.map.discards_cancelled == self.model.cancelled
+        assert self.map.allocation_waits == self.model.waits
+
+
+MemoryMapMachine.TestCase.settings = settings(max_examples=300, stateful_step_count=60, deadline=None,
+                                              suppress_health_check=[HealthCheck.too_slow])
+TestMemoryMapMachine = MemoryMapMachine.TestCase
+
+
+# -- worked examples ---------------------------------------------------------------------------
+B = BASE_BLOCK
+
+
+def block_address(block: int, offset: int = 0) -> int:
+    return block * BLOCK_BYTES + offset
+
+
+@pytest.fixture
+def memory():
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), 4 * BLOCK_BYTES)  # blocks B .. B + 3
+    return m
+
+
+def test_allocation_cancels_a_choice_made_before_it(memory):
+    ticket = memory.choose_discard(B)
+    memory.on_alloc(block_address(B, 4096), 4096, 1)
+    memory.on_free_completed(block_address(B, 4096))
+    assert memory.dead(B)  # dead again, but its memory was handed out since the choice
+    assert memory.take_pending(B, ticket) is False
+    assert memory.discards_cancelled == 1
+
+
+def test_a_choice_made_after_the_allocation_stands(memory):
+    memory.on_alloc(block_address(B), 4096, 1)
+    memory.on_free_completed(block_address(B))
+    ticket = memory.choose_discard(B)
+    assert ticket == 1
+    assert memory.take_pending(B, ticket) is True
+
+
+def test_of_two_choices_only_the_one_after_the_allocation_stands(memory):
+    early = memory.choose_discard(B)
+    memory.on_alloc(block_address(B), 4096, 1)
+    memory.on_free_completed(block_address(B))
+    late = memory.choose_discard(B)
+    assert memory.take_pending(B, early) is False
+    assert memory.take_pending(B, late) is True
+
+
+def test_an_allocation_waits_for_the_issued_discard_once(memory):
+    ticket = memory.choose_discard(B + 1)
+    assert memory.take_pending(B + 1, ticket)
+    memory.discard_issued(B + 1, 7)
+    memory.on_alloc(block_address(B + 1, 8192), 4096, 3)
+    assert memory.take_waits() == [(3, 7)]
+    memory.on_alloc(block_address(B + 1, 65536), 4096, 3)  # same stream: already ordered after it
+    assert memory.take_waits() == []
+    assert memory.allocation_waits == 1
+
+
+def test_an_allocation_across_blocks_waits_for_each_blocks_discard(memory):
+    for block, event in ((B, 5), (B + 1, 6)):
+        assert memory.take_pending(block, memory.choose_discard(block))
+        memory.discard_issued(block, event)
+    memory.on_alloc(block_address(B, BLOCK_BYTES - 4096), 8192, 2)
+    assert memory.take_waits() == [(2, 5), (2, 6)]
+
+
+def test_live_memory_is_never_chosen(memory):
+    memory.on_alloc(block_address(B + 2, BLOCK_BYTES - 4096), 4096, 0)  # the last page of the block
+    assert not memory.dead(B + 2)
+    assert memory.choose_discard(B + 2) is None
+    assert memory.dead(B + 3)
+
+
+def test_a_block_a_segment_boundary_cuts_is_never_dead():
+    m = MemoryMap()
+    middle_of_b = block_address(B, BLOCK_BYTES // 2)
+    m.on_segment_alloc(middle_of_b, BLOCK_BYTES)  # half of B, half of B + 1
+    m.on_segment_alloc(block_address(B + 1, BLOCK_BYTES // 2), BLOCK_BYTES // 2)  # the rest of B + 1
+    assert m.managed_part(B) == (middle_of_b, BLOCK_BYTES // 2, middle_of_b)
+    assert not m.dead(B) and not m.dead(B + 1)
+    assert m.choose_discard(B + 1) is None
+
+
+def test_a_freed_segment_is_no_longer_dead_and_its_choice_is_not_taken(memory):
+    ticket = memory.choose_discard(B)
+    memory.on_segment_free(block_address(B), 4 * BLOCK_BYTES)
+    assert memory.take_pending(B, ticket) is False
+    assert memory.discards_cancelled == 0
+
+
+def test_a_freed_segment_releases_the_blocks_it_covers():
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
+    m.on_segment_free(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
+    assert m.take_released() == [B, B + 1, B + 2]
+    assert m.take_released() == []
+
+
+def test_contiguous_ranges_join_parts_of_one_segment_only():
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), 2 * BLOCK_BYTES)
+    m.on_segment_alloc(block_address(B + 2), BLOCK_BYTES)  # adjacent, but another segment
+    assert m.contiguous_ranges([B, B + 1, B + 2, B + 5]) == [(block_address(B), 2 * BLOCK_BYTES),
+                                                            (block_address(B + 2), BLOCK_BYTES)]
