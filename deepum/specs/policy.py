@@ -1,0 +1,204 @@
+"""The policy: every decision deepum makes about UM blocks. This is the readable specification of the
+native policy core (driver_hooks/policy.hpp), which the GPU engine and the offline simulator both run;
+tests/test_policy.py checks that the two decide alike on every launch.
+
+Blocks are UM block numbers (address >> 21). At each launch the policy decides, in this order:
+
+1. **Demand.** The kernel's blocks that are not resident become resident: it faults on them, or
+   (``demand_prefetch``) they are prefetched on its stream just before it.
+2. **Pressure gating.** Nothing is predicted, learned or prefetched until the blocks touched so far
+   exceed the capacity; until then a block stays resident once it has arrived.
+3. **Prediction** (mode deepum, under pressure): the correlation predictor's window, the running kernel
+   and the kernels predicted after it with their blocks, is updated, and (learn_from "accesses") the
+   kernel's blocks are learned. Blocks in the window are protected from pre-eviction.
+4. **Victims** while more blocks are resident than the capacity holds: by the replacement rule among the
+   blocks the running kernel does not use and, with pre-eviction, no window entry needs; the driver's
+   rule (least recently migrated, not in use) when the rule finds none.
+5. **Prefetches** of the window's blocks in need order, entry by entry, each entry's blocks in address
+   order, evicting for room; it stops where no victim is allowed: a victim for the prefetch of entry i
+   must not be foreseen at or before launch ``launch + i + 1``.
+6. **Invalidation** (deepum with invalidate): a victim or a prefetched block that is dead moves without
+   a copy (``discard``, ``populate``) instead of with one (``evict``, ``prefetch``).
+
+Replacement rules: "next_use" (deepum.specs.next_use, one dead-block look-ahead) and "lru" (least
+recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes first).
+"""
+from __future__ import annotations
+
+from collections import Counter, OrderedDict, deque
+from typing import Callable, NamedTuple
+
+from ..config import DeepUMConfig
+from .next_use import NextUseEviction
+from .predictor import Predictor
+
+MODES = ("um", "advise", "deepum")
+"""Modes of the policy (the oracle, offline only, is native: it needs the trace's future)."""
+
+LRU_DEAD_SEARCH = 64
+"""LRU eviction: candidates searched for a dead block (it leaves without a copy) before the first."""
+
+FORESEEN_DEAD_SEARCH = 1
+"""Eviction by next use: candidates searched for a dead block."""
+
+
+class LaunchPlan(NamedTuple):
+    demand_prefetch: bool  # the "demand" blocks are prefetched just before the kernel
+    moves: list            # (move, block) in decision order; move in demand, evict, discard, prefetch, populate
+
+
+class Policy:
+    """The policy over a GPU of `capacity_blocks` blocks; `dead(block)` says whether no live allocation
+    overlaps a block (it could move without a copy)."""
+
+    def __init__(self, mode: str, capacity_blocks: int, config: DeepUMConfig, dead: Callable[[int], bool]):
+        if mode not in MODES:
+            raise ValueError(f"unknown policy mode {mode!r}; choose one of {', '.join(MODES)}")
+        if capacity_blocks < 1:
+            raise ValueError("capacity must hold at least one block")
+        self.mode, self.capacity, self.config, self._dead = mode, capacity_blocks, config, dead
+        deepum = mode == "deepum"
+        self._predictor = Predictor(config) if deepum else None
+        self._next_use = NextUseEviction() if deepum and config.pre_evict and config.eviction == "next_use" else None
+        self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
+        self._protect: Counter[int] = Counter()
+        self._used_by: dict[int, int] = {}
+        self._touched_in: dict[int, int] = {}
+        self._window: deque[tuple[int, ...]] = deque()
+        self._issued = 0
+        self._launch = self._iteration = self._touched_this_iteration = self.peak_resident_blocks = 0
+        self._predicted = False
+        self._moves: list = []
+
+    # ----------------------------------------------------------------------------------- events
+    def on_launch(self, exec_id: int, blocks) -> LaunchPlan:
+        """A kernel with `exec_id` launches and uses `blocks` (each once)."""
+        self._moves = []
+        self._launch += 1
+        missing = []
+        for b in blocks:
+            self._used_by[b] = self._launch
+            if self._touched_in.get(b) != self._iteration:
+                self._touched_in[b] = self._iteration
+                self._touched_this_iteration += 1
+            if b not in self._migrated:
+                missing.append(b)
+            if self._next_use:
+                self._next_use.use(b, self._launch, b in self._migrated)
+        for b in missing:
+            self._arrive(b)
+            self._moves.append(("demand", b))
+        pressure = len(self._used_by) > self.capacity
+        self._predicted = self._predictor is not None and pressure
+        if self._predicted:
+            self._predict(exec_id, blocks)
+        prefetching = self._predicted and self.config.prefetch
+        demand_prefetch = ((prefetching and self.config.learn_from == "accesses")
+                           or (self.mode == "advise" and pressure))
+        while len(self._migrated) > self.capacity:
+            victim = self._victim(0)
+            if victim is None:
+                break
+            self._evict(victim)
+        if prefetching:
+            self._plan_prefetches()
+        self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
+        return LaunchPlan(demand_prefetch, self._moves)
+
+    def learn_fault(self, block: int) -> None:
+        """learn_from "faults": the kernel of the last launch faulted on `block`."""
+        if self._predicted and self.config.learn_from == "faults":
+            self._predictor.on_fault(block)
+
+    def next_iteration(self) -> int:
+        """A new iteration starts with the next launch; returns the blocks the ending one touched."""
+        touched, self._touched_this_iteration = self._touched_this_iteration, 0
+        self._iteration += 1
+        if self._next_use:
+            self._next_use.start_iteration(self._launch + 1)
+        return touched
+
+    def release(self, block: int) -> None:
+        """The block's memory went back to the system (its segment was freed)."""
+        self._migrated.pop(block, None)
+
+    def resident(self, block: int) -> bool:
+        return block in self._migrated
+
+    @property
+    def resident_blocks(self) -> int:
+        return len(self._migrated)
+
+    # ----------------------------------------------------------------------------------- decisions
+    def _predict(self, exec_id: int, blocks) -> None:
+        change = self._predictor.on_kernel(exec_id)
+        for _ in range(change.popped):
+            self._protect.subtract(self._window.popleft())
+        self._issued = max(0, self._issued - change.popped)
+        window = self._predictor.window
+        for entry in window[len(window) - change.pushed:]:
+            self._protect.update(entry.blocks)
+            self._window.append(entry.blocks)
+        if self.config.learn_from == "accesses":
+            for b in blocks:
+                self._predictor.on_fault(b)
+
+    def _plan_prefetches(self) -> None:
+        while self._issued < len(self._window):
+            entry, complete = [], True
+            for b in self._window[self._issued]:
+                if b in self._migrated:
+                    continue
+                if len(self._migrated) >= self.capacity:
+                    victim = self._victim(self._launch + self._issued + 1)
+                    if victim is None:
+                        complete = False
+                        break
+                    self._evict(victim)
+                self._arrive(b)
+                entry.append(("populate" if self._invalidates() and self._dead(b) else "prefetch", b))
+            self._moves.extend(sorted(entry, key=lambda move: move[1]))
+            if not complete:
+                return
+            self._issued += 1
+
+    def _victim(self, need_at: int) -> int | None:
+        sparing = self.mode == "deepum" and self.config.pre_evict
+        may_go = self._may_go(sparing)
+        dead = (lambda b: self._dead(b)) if self._invalidates() else (lambda b: False)
+        if sparing and self._next_use:
+            chosen = self._next_use.victim(self._launch, self.resident, may_go, dead, FORESEEN_DEAD_SEARCH, need_at)
+        else:
+            chosen = self._lru_victim(may_go, dead)
+        if chosen is not None or need_at > 0 or not sparing:
+            return chosen
+        return self._lru_victim(self._may_go(False), lambda b: False)  # the driver's rule
+
+    def _may_go(self, sparing: bool) -> Callable[[int], bool]:
+        return lambda b: self._used_by[b] != self._launch and not (sparing and self._protect[b] > 0)
+
+    def _lru_victim(self, may_go, dead) -> int | None:
+        first, searched = None, 0
+        for b in self._migrated:
+            if not may_go(b):
+                continue
+            if first is None:
+                first = b
+            if dead(b):
+                return b
+            searched += 1
+            if searched == LRU_DEAD_SEARCH:
+                break
+        return first
+
+    def _invalidates(self) -> bool:
+        return self.mode == "deepum" and self.config.invalidate
+
+    def _arrive(self, block: int) -> None:
+        self._migrated[block] = None
+        if self._next_use:
+            self._next_use.arrive(block, self._launch)
+
+    def _evict(self, block: int) -> None:
+        del self._migrated[block]
+        self._moves.append(("discard" if self._invalidates() and self._dead(block) else "evict", block))

@@ -1,0 +1,95 @@
+"""Seeds known bugs into the native policy and the memory map, one at a time, each in a scratch copy
+of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints which
+tests failed per mutation. A mutation no test catches is a hole in the tests.
+
+    python tests/mutation_check.py [--only NAME]
+
+Needs a source checkout and a C++17 compiler; the checkout itself is not changed.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ["tests/test_policy.py", "tests/test_simulator.py", "tests/test_memory_map.py"]
+
+# name -> (file, exact text, replacement)
+MUTATIONS = {
+    "lru-without-dead-preference": (
+        "driver_hooks/replacement.hpp", "      if (c.dead(b)) return b;\n", ""),
+    "next-use-ignores-window-protection": (
+        "driver_hooks/policy.hpp",
+        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n",
+        "    if (ruled) sparing_ = false;\n"
+        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n"
+        "    sparing_ = spares_window();\n"),
+    "lru-ignores-window-protection": (
+        "driver_hooks/policy.hpp",
+        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n",
+        "    if (!ruled) sparing_ = false;\n"
+        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n"
+        "    sparing_ = spares_window();\n"),
+    "prefetch-need-at-zero": (
+        "driver_hooks/policy.hpp", "victim(launch_, *this, need_at);", "victim(launch_, *this, 0);"),
+    "victim-in-use-by-the-running-kernel": (
+        "driver_hooks/policy.hpp", "return used_by_[b] != launch_ && (", "return (true) && ("),
+    "cancellation-ignored": (
+        "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
+}
+
+
+def failing_tests(output: str) -> list[str]:
+    return sorted(set(re.findall(r"^FAILED (\S+)", output, flags=re.MULTILINE)))
+
+
+def scratch_copy(into: Path) -> Path:
+    for part in ("deepum", "driver_hooks", "kernels", "tests"):
+        shutil.copytree(ROOT / part, into / part, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for part in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / part, into / part)
+    return into
+
+
+def caught_by(name: str, path: str, text: str, replacement: str) -> list[str] | None:
+    """The tests that fail with the mutation in place; None when its text is gone from the source."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = scratch_copy(Path(scratch))
+        source = copy / path
+        original = source.read_text()
+        if text not in original:
+            return None
+        source.write_text(original.replace(text, replacement))
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=copy, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tests = [t for t in TESTS if (copy / t).exists()]
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=copy,
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(copy)})
+        return failing_tests(run.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(MUTATIONS))
+    args = parser.parse_args()
+    holes = 0
+    for name, (path, text, replacement) in MUTATIONS.items():
+        if args.only and name != args.only:
+            continue
+        caught = caught_by(name, path, text, replacement)
+        if caught is None:
+            print(f"{name}: its text is no longer in {path}; update the mutation")
+        else:
+            print(f"{name}: {'caught by ' + ', '.join(caught) if caught else 'NOT CAUGHT'}")
+        holes += not caught
+    return 1 if holes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

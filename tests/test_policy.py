@@ -1,0 +1,217 @@
+"""The policy core (driver_hooks/policy.hpp, bound as deepum._native.Policy) against its readable
+specification (deepum.specs.policy): the same decisions on every launch, and worked traces that pin
+victim choice, window protection and the prefetch's look-ahead."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+from deepum import _native
+from deepum.config import DeepUMConfig
+from deepum.specs.policy import Policy
+
+UNIVERSE = 12  # UM blocks 0..11
+
+
+class Pair:
+    """The spec and the native core fed the same events, with one set of dead blocks."""
+
+    def __init__(self, mode: str, capacity: int, config: DeepUMConfig, in_machine: bool = False):
+        self.in_machine = in_machine
+        self.dead: set[int] = set()
+        self.spec = Policy(mode, capacity, config, self.dead.__contains__)
+        self.native = _native.Policy(mode, capacity, config.to_dict())
+
+    def launch(self, exec_id: int, blocks) -> tuple[bool, list]:
+        expected = self.spec.on_launch(exec_id, blocks)
+        demand_prefetch, moves = self.native.on_launch(exec_id, list(blocks))
+        if self.in_machine:
+            note(f"launch {exec_id} {list(blocks)} -> {moves} (demand prefetch {demand_prefetch})")
+        assert (demand_prefetch, [tuple(m) for m in moves]) == (expected.demand_prefetch, expected.moves)
+        return demand_prefetch, expected.moves
+
+    def set_dead(self, block: int, dead: bool) -> None:
+        (self.dead.add if dead else self.dead.discard)(block)
+        self.native.set_dead(block, dead)
+
+
+configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 16),
+                    exec_records=st.integers(1, 4), block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
+                    block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
+                    eviction=st.sampled_from(["lru", "next_use"]), prefetch=st.booleans(),
+                    pre_evict=st.booleans(), invalidate=st.booleans())
+kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
+
+
+class SpecAndNativeDecideAlike(RuleBasedStateMachine):
+    """Training-like launches (an iteration replayed, with departures from it), allocations dying and
+    coming back, segments released and faults learned, in any order."""
+
+    @initialize(mode=st.sampled_from(["um", "advise", "deepum", "deepum", "deepum"]), capacity=st.integers(2, 6),
+                config=configs, program=st.lists(kernel, min_size=2, max_size=10))
+    def start(self, mode, capacity, config, program):
+        self.capacity = capacity
+        self.pair = Pair(mode, capacity, config, in_machine=True)
+        self.program = [(e, sorted(b)[:capacity]) for e, b in program]
+        self.position = 0
+        self.last_blocks: list[int] = []
+
+    def _launch(self, exec_id, blocks):
+        _, moves = self.pair.launch(exec_id, blocks)
+        left = {b for move, b in moves if move in ("evict", "discard")}
+        assert not left & set(blocks), "a block the running kernel uses was evicted"
+        self.last_blocks = blocks
+
+    @rule()
+    def next_kernel_of_the_iteration(self):
+        exec_id, blocks = self.program[self.position]
+        self._launch(exec_id, blocks)
+        self.position += 1
+        if self.position == len(self.program):
+            self.position = 0
+            assert self.pair.spec.next_iteration() == self.pair.native.next_iteration()
+
+    @rule(k=kernel)
+    def a_kernel_off_the_iteration(self, k):
+        self._launch(k[0], sorted(k[1])[:self.capacity])
+
+    @rule(block=st.integers(0, UNIVERSE - 1), dead=st.booleans())
+    def allocation_dies_or_is_reborn(self, block, dead):
+        self.pair.set_dead(block, dead)
+
+    @rule(block=st.integers(0, UNIVERSE - 1))
+    def segment_released(self, block):
+        self.pair.spec.release(block)
+        self.pair.native.release(block)
+
+    @precondition(lambda self: self.last_blocks)
+    @rule(data=st.data())
+    def the_last_kernel_faulted(self, data):
+        block = data.draw(st.sampled_from(self.last_blocks))
+        self.pair.spec.learn_fault(block)
+        self.pair.native.learn_fault(block)
+
+    @invariant()
+    def residency_agrees_and_fits(self):
+        if not hasattr(self, "pair"):
+            return
+        spec, native = self.pair.spec, self.pair.native
+        assert [spec.resident(b) for b in range(UNIVERSE)] == [native.resident(b) for b in range(UNIVERSE)]
+        assert spec.resident_blocks == native.resident_blocks <= self.capacity
+        assert spec.peak_resident_blocks == native.peak_resident_blocks
+
+
+SpecAndNativeDecideAlike.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
+test_spec_and_native_decide_alike = SpecAndNativeDecideAlike.TestCase
+
+
+# ----------------------------------------------------------------------------------- worked traces
+def _both(mode: str, capacity: int, **config):
+    return Pair(mode, capacity, DeepUMConfig(**config))
+
+
+def _teach(pair: Pair, iteration, times: int = 2) -> None:
+    for _ in range(times):
+        for exec_id, blocks in iteration:
+            pair.launch(exec_id, blocks)
+        pair.spec.next_iteration()
+        pair.native.next_iteration()
+
+
+def test_the_running_kernel_never_loses_its_blocks():
+    """Block 0 is the least recently migrated, but the kernel that needs room uses it: 1 goes."""
+    pair = _both("um", 3)
+    pair.launch(1, [0, 1, 2])
+    _, moves = pair.launch(2, [0, 3])
+    assert moves == [("demand", 3), ("evict", 1)]
+
+
+@pytest.mark.parametrize("eviction", ["lru", "next_use"])
+def test_lru_takes_a_dead_block_before_an_older_live_one(eviction):
+    """LRU order 0, 1; block 1 is dead: it goes, without a copy, although 0 is older. (Next use takes
+    the block foreseen last, here the never-seen-again block 0, dead or not.)"""
+    pair = _both("deepum", 2, eviction=eviction)
+    pair.launch(1, [0])
+    pair.launch(2, [1])
+    pair.set_dead(1, True)
+    _, moves = pair.launch(3, [2])
+    assert moves[0] == ("demand", 2)
+    assert moves[1] == (("discard", 1) if eviction == "lru" else ("evict", 0))
+
+
+def test_without_invalidation_a_dead_block_is_copied_out_in_lru_order():
+    pair = _both("deepum", 2, eviction="lru", invalidate=False)
+    pair.launch(1, [0])
+    pair.launch(2, [1])
+    pair.set_dead(1, True)
+    assert pair.launch(3, [2])[1][1] == ("evict", 0)
+
+
+# An iteration of four kernels over six blocks, on a GPU of four: 0 and 1 are the "weights" every
+# kernel after the first reads, 2..5 the activations.
+ITERATION = [(10, [0, 1, 2]), (11, [0, 3]), (12, [1, 4]), (13, [0, 5])]
+
+
+@pytest.mark.parametrize("eviction", ["lru", "next_use"])
+def test_pre_eviction_spares_the_blocks_the_window_needs(eviction):
+    """Once learned, every block a prefetch or a demand eviction gives up is one no predicted kernel
+    in the window needs, while an unneeded resident block remains."""
+    pair = _both("deepum", 4, eviction=eviction, lookahead=2)
+    _teach(pair, ITERATION)
+    for exec_id, blocks in ITERATION:
+        position = [e for e, _ in ITERATION].index(exec_id)
+        _, moves = pair.launch(exec_id, blocks)
+        window = {b for _, later in ITERATION[position + 1:position + 3] for b in later}
+        for move, block in moves:
+            if move in ("evict", "discard"):
+                assert block not in window, (exec_id, moves)
+
+
+def test_a_prefetch_does_not_evict_a_block_needed_before_the_kernel_it_is_for():
+    """Three kernels of two blocks each on a GPU of four, a window of one kernel ahead.
+    - 20: its blocks come on demand; 21's are in the window (protected), so 22's go.
+    - 21: bringing 22's blocks would push out 20's, foreseen at the launch right after 22: the
+      prefetch waits.
+    - 22: its blocks come on demand; 20's are now in the window, so 21's go."""
+    iteration = [(20, [0, 1]), (21, [2, 3]), (22, [4, 5])]
+    pair = _both("deepum", 4, eviction="next_use", lookahead=1)
+    _teach(pair, iteration, times=3)
+    assert pair.launch(20, [0, 1]) == (True, [("demand", 0), ("demand", 1), ("evict", 4), ("evict", 5)])
+    assert pair.launch(21, [2, 3]) == (True, [])
+    assert pair.launch(22, [4, 5]) == (True, [("demand", 4), ("demand", 5), ("evict", 2), ("evict", 3)])
+
+
+def test_no_prediction_before_pressure():
+    """Until the blocks touched exceed the capacity, nothing is learned or prefetched."""
+    pair = _both("deepum", 8)
+    _teach(pair, ITERATION, times=3)
+    assert pair.native.kernel_hits == pair.native.kernel_misses == 0
+    for exec_id, blocks in ITERATION:
+        demand_prefetch, moves = pair.launch(exec_id, blocks)
+        assert not demand_prefetch and moves == []
+
+
+def test_advise_prefetches_missing_blocks_only_under_pressure():
+    pair = _both("advise", 2)
+    assert pair.launch(1, [0])[0] is False
+    assert pair.launch(2, [1])[0] is False
+    assert pair.launch(3, [2]) == (True, [("demand", 2), ("evict", 0)])
+
+
+def test_a_released_block_comes_back_on_demand():
+    pair = _both("um", 2)
+    pair.launch(1, [0])
+    pair.spec.release(0)
+    pair.native.release(0)
+    assert pair.launch(2, [0])[1] == [("demand", 0)]
+
+
+def test_unknown_modes_are_refused():
+    with pytest.raises(ValueError):
+        Policy("oracle", 2, DeepUMConfig(), lambda b: False)
+    with pytest.raises(ValueError):
+        _native.Policy("oracle", 2, DeepUMConfig().to_dict())
+    with pytest.raises(ValueError):
+        _native.Policy("sometimes", 2, DeepUMConfig().to_dict())
