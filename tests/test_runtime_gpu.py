@@ -172,8 +172,9 @@ def case_advise(_: str = "") -> dict:
     forward and not after it; advise_model() by hand."""
     import torch
 
-    from deepum.runtime import session as runtime
     from deepum.runtime import gpu
+    from deepum.runtime import session as runtime
+    from deepum.runtime.advice import advise_model
 
     def inner_pages(t):
         start = -(-t.data_ptr() // 4096) * 4096
@@ -202,7 +203,7 @@ def case_advise(_: str = "") -> dict:
     runtime.enable(mode="um", max_managed_bytes="1GiB")
     other = torch.nn.Linear(1024, 1024).cuda()
     y = torch.randn(512, 1024, device="cuda")
-    result["advise_model"] = runtime.advise_model(other, inputs={"x": [y]})
+    result["advise_model"] = advise_model(other, inputs={"x": [y]})
     result["manual_read_mostly"] = gpu.range_read_mostly(*inner_pages(y))
     result["manual_preferred_device"] = gpu.range_preferred_device(
         other.weight.data_ptr(), other.weight.untyped_storage().nbytes())
