@@ -39,7 +39,8 @@ struct Totals {
   int64_t fault_blocks = 0;      // (kernel, block) pairs that demand-faulted
   int64_t h2d_bytes = 0;         // every byte copied host->device (faults, driver prefetch, prefetches)
   int64_t d2h_bytes = 0;         // every byte copied device->host (evictions)
-  int64_t prefetch_bytes = 0;    // host->device bytes the policy's prefetches copied (demand prefetches too)
+  int64_t prefetch_bytes = 0;    // host->device bytes the policy's window prefetches copied
+  int64_t demand_prefetch_bytes = 0;  // host->device bytes of kernels' missing blocks prefetched just before them
   int64_t prefetch_used_bytes = 0;
   int64_t prefetch_hit_blocks = 0;  // first accesses to prefetched blocks (misses turned into hits)
   int64_t evicted_bytes = 0;     // resident bytes evicted with a copy
@@ -206,9 +207,13 @@ class Simulator : private MemoryFacts {
         totals_.populated_bytes += bytes;
         continue;
       }
+      if (d.move == Move::kDemand) {
+        totals_.demand_prefetch_bytes += bytes;
+        continue;
+      }
       totals_.prefetch_bytes += bytes;
       record_.prefetch_bytes += bytes;
-      if (d.move != Move::kDemand) prefetched_bytes_[b] += bytes;  // a hit when the kernel uses it
+      prefetched_bytes_[b] += bytes;  // a hit when a kernel uses it
     }
     batch_.clear();
     return link;

@@ -79,6 +79,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   out["h2d_bytes"] = s.h2d_bytes;
   out["d2h_bytes"] = s.d2h_bytes;
   out["prefetch_bytes"] = s.prefetch_bytes;
+  out["demand_prefetch_bytes"] = s.demand_prefetch_bytes;
   out["prefetch_used_bytes"] = s.prefetch_used_bytes;
   out["prefetch_hit_blocks"] = s.prefetch_hit_blocks;
   out["evicted_bytes"] = s.evicted_bytes;

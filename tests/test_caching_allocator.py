@@ -2,10 +2,8 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from deepum.offline.caching_allocator import (
-    BLOCK_ALLOC, BLOCK_FREE, DEFAULT_BASE_ADDRESS, SEGMENT_ALLOC, SEGMENT_RELEASE, CachingAllocator,
-    round_size, segment_size,
-)
+from deepum.offline.caching_allocator import DEFAULT_BASE_ADDRESS, CachingAllocator, round_size, segment_size
+from deepum.offline.trace_format import MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
 
 MiB = 1 << 20
 
@@ -31,7 +29,7 @@ def test_small_requests_share_a_2mib_segment():
     assert x == DEFAULT_BASE_ADDRESS and y == x + 512
     assert a.segments() == [(DEFAULT_BASE_ADDRESS, 2 * MiB)]
     assert a.allocated_bytes == 512 + 1024 and a.reserved_bytes == 2 * MiB
-    assert events == [(SEGMENT_ALLOC, x, 2 * MiB), (BLOCK_ALLOC, x, 512), (BLOCK_ALLOC, y, 1024)]
+    assert events == [(MEM_SEGMENT_ALLOC, x, 2 * MiB), (MEM_ALLOC, x, 512), (MEM_ALLOC, y, 1024)]
 
 
 def test_pools_are_separate_and_segments_ascend():
@@ -80,7 +78,7 @@ def test_segments_kept_until_empty_cache():
     assert a.reserved_bytes == 22 * MiB
     a.empty_cache()
     assert a.segments() == [(y, 2 * MiB)] and a.reserved_bytes == 2 * MiB
-    assert events[-1] == (SEGMENT_RELEASE, x, 20 * MiB)
+    assert events[-1] == (MEM_SEGMENT_FREE, x, 20 * MiB)
     z = a.malloc(5 * MiB)
     assert z > y             # a new segment goes above every earlier one
     assert a.peak_reserved_bytes == 22 * MiB
@@ -133,10 +131,10 @@ def test_random_sequences_keep_blocks_disjoint_and_coalesce(program):
         a.free(address)
     assert a.allocated_bytes == 0
     assert a.blocks() == [(s, n, False) for s, n in a.segments()], "free blocks of a segment did not merge"
-    allocs = sorted((addr, n) for act, addr, n in events if act == BLOCK_ALLOC)
-    frees = sorted((addr, n) for act, addr, n in events if act == BLOCK_FREE)
+    allocs = sorted((addr, n) for act, addr, n in events if act == MEM_ALLOC)
+    frees = sorted((addr, n) for act, addr, n in events if act == MEM_FREE)
     assert allocs == frees
-    assert sum(n for act, _, n in events if act == SEGMENT_ALLOC) == a.reserved_bytes
+    assert sum(n for act, _, n in events if act == MEM_SEGMENT_ALLOC) == a.reserved_bytes
 
 
 def test_same_program_gives_same_addresses():

@@ -82,9 +82,9 @@ def test_warmup_ratios_after_first_and_from_second(results):
             from_iteration(d["deepum"], "faults", start) / from_iteration(d["um"], "faults", start))
         assert row["deepum_time_vs_oracle"] == pytest.approx(
             from_iteration(d["deepum"], "time_s", start) / from_iteration(d["oracle"], "time_s", start))
-    # Iteration 1 still learns (deepum faults); from iteration 2 on the tables know the whole loop.
-    assert rows[0]["deepum_faults_vs_um"] > 0
-    assert rows[1]["deepum_faults_vs_um"] < rows[0]["deepum_faults_vs_um"]
+    # Under pressure a deepum kernel's missing blocks are prefetched just before it, so it never faults;
+    # iteration 1 still learns (slower against the oracle), from iteration 2 on the tables know the loop.
+    assert rows[0]["deepum_faults_vs_um"] == rows[1]["deepum_faults_vs_um"] == 0
     assert rows[1]["deepum_time_vs_oracle"] < rows[0]["deepum_time_vs_oracle"]
 
 

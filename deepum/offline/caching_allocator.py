@@ -18,6 +18,8 @@ import bisect
 import dataclasses
 from typing import Callable
 
+from .trace_format import MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
+
 MIN_BLOCK_BYTES = 512
 SMALL_REQUEST_BYTES = 1 << 20
 SMALL_SEGMENT_BYTES = 2 << 20
@@ -26,11 +28,6 @@ MIN_LARGE_ALLOC_BYTES = 10 << 20
 ROUND_LARGE_BYTES = 2 << 20
 DEFAULT_BASE_ADDRESS = 0x7F0000000000
 
-# Memory-event actions (docs/trace-format.md, `mem_action`).
-BLOCK_ALLOC = 0
-BLOCK_FREE = 1
-SEGMENT_ALLOC = 2
-SEGMENT_RELEASE = 3
 
 
 def round_size(nbytes: int) -> int:
@@ -100,7 +97,7 @@ class CachingAllocator:
         block.allocated = True
         self.allocated_bytes += block.size
         self.peak_allocated_bytes = max(self.peak_allocated_bytes, self.allocated_bytes)
-        self._emit(BLOCK_ALLOC, block.address, block.size)
+        self._emit(MEM_ALLOC, block.address, block.size)
         return block.address
 
     def free(self, address: int) -> None:
@@ -112,7 +109,7 @@ class CachingAllocator:
             raise ValueError(f"double free of the block at {address:#x} ({block.size} bytes)")
         block.allocated = False
         self.allocated_bytes -= block.size
-        self._emit(BLOCK_FREE, block.address, block.size)
+        self._emit(MEM_FREE, block.address, block.size)
         for neighbour in (block.prev, block.next):
             if neighbour is not None and not neighbour.allocated:
                 self._remove_free(neighbour)
@@ -135,7 +132,7 @@ class CachingAllocator:
                 del self._blocks[address]
                 del self._segments[address]
                 self.reserved_bytes -= size
-                self._emit(SEGMENT_RELEASE, address, size)
+                self._emit(MEM_SEGMENT_FREE, address, size)
 
     def segments(self) -> list[tuple[int, int]]:
         """(address, bytes) of every reserved segment, by address."""
@@ -160,7 +157,7 @@ class CachingAllocator:
         block = _Block(address, nbytes, address, small)
         self._blocks[address] = block
         self._insert_free(block)
-        self._emit(SEGMENT_ALLOC, address, nbytes)
+        self._emit(MEM_SEGMENT_ALLOC, address, nbytes)
         return block
 
     def _merge(self, block: _Block, neighbour: _Block) -> _Block:

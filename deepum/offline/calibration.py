@@ -23,8 +23,6 @@ class Calibration:
     fault_batch_pages: int
     driver_prefetch_threshold: float
     populate_bytes_per_s: float | None = None  # fresh GPU pages for a dead block; None: charged as a prefetch
-    block_bytes: int = 2 * 1024 * 1024
-    page_bytes: int = 4096
 
     def __post_init__(self):
         if self.populate_bytes_per_s is None:

@@ -3,9 +3,13 @@
 The driver model and the policies are native (driver_hooks/uvm_model.hpp); this module prepares the
 trace, checks the request and turns the raw counters into the reported figures.
 
+Every decision comes from the policy core the GPU engine runs (driver_hooks/policy.hpp; its readable
+specification is deepum.specs.policy); the model only charges what the decisions cost.
+
 Policies:
 - ``um``: the driver alone: demand faults in batches, its in-block prefetcher, eviction of the least
   recently migrated block.
+- ``advise``: ``um`` plus, under budget pressure, each kernel's missing blocks prefetched just before it.
 - ``deepum``: correlation prefetch of the predicted next kernels' blocks, pre-eviction of blocks the
   prediction window does not need, invalidation (no copy) of blocks the caching allocator has freed;
   each part switchable off through DeepUMConfig for ablation.
@@ -20,10 +24,10 @@ import numpy as np
 
 from .calibration import Calibration
 from ..config import DeepUMConfig
-from .trace_format import Trace
+from .trace_format import BLOCK_BYTES, Trace
 from ..units import format_bytes
 
-POLICIES = ("um", "deepum", "oracle")
+POLICIES = ("um", "advise", "deepum", "oracle")
 
 _TIMELINE_KEYS = ("kernel_t_start_s", "kernel_t_end_s", "kernel_faults", "kernel_prefetch_bytes",
                   "kernel_evict_bytes", "kernel_discard_bytes", "kernel_fault_stall_s", "kernel_prefetch_wait_s",
@@ -34,6 +38,8 @@ _TIMELINE_KEYS = ("kernel_t_start_s", "kernel_t_end_s", "kernel_faults", "kernel
 class SimResult:
     """Figures of one replay. Sizes in bytes, times in simulated seconds, faults in 4 KiB pages.
 
+    prefetch_bytes: bytes the window's prefetches copied to the GPU; demand_prefetch_bytes: bytes of
+        kernels' missing blocks prefetched just before them (both in h2d_bytes).
     prefetch_accuracy: prefetched bytes used before eviction / prefetched bytes.
     prefetch_coverage: misses turned into hits / misses without prefetch, counted in (kernel, block)
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
@@ -53,6 +59,7 @@ class SimResult:
     h2d_bytes: int
     d2h_bytes: int
     prefetch_bytes: int
+    demand_prefetch_bytes: int
     evicted_bytes: int
     discarded_bytes: int
     populated_bytes: int
@@ -90,10 +97,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     calibration = calibration or Calibration.load()
     if trace.num_kernels == 0:
         raise ValueError("the trace has no kernels to replay")
-    block_bytes = calibration.block_bytes
-    if int(trace.meta.get("block_bytes", block_bytes)) != block_bytes:
-        raise ValueError(f"trace block size {trace.meta['block_bytes']} differs from the calibration's {block_bytes}")
-    capacity_blocks = int(capacity_bytes) // block_bytes
+    capacity_blocks = int(capacity_bytes) // BLOCK_BYTES
     _check_capacity(trace, capacity_bytes, capacity_blocks)
 
     from .. import _native
@@ -124,6 +128,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         h2d_bytes=raw["h2d_bytes"],
         d2h_bytes=raw["d2h_bytes"],
         prefetch_bytes=prefetched,
+        demand_prefetch_bytes=raw["demand_prefetch_bytes"],
         evicted_bytes=raw["evicted_bytes"],
         discarded_bytes=raw["discarded_bytes"],
         populated_bytes=raw["populated_bytes"],
@@ -131,7 +136,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         lost_reads=raw["lost_reads"],
         prefetch_accuracy=raw["prefetch_used_bytes"] / prefetched if prefetched else 0.0,
         prefetch_coverage=first_uses / (first_uses + raw["fault_blocks"]) if first_uses + raw["fault_blocks"] else 0.0,
-        peak_resident_bytes=raw["peak_resident_blocks"] * block_bytes,
+        peak_resident_bytes=raw["peak_resident_blocks"] * BLOCK_BYTES,
         final_resident_bytes=raw["final_resident_bytes"],
         time_s=raw["time_s"],
         compute_s=raw["compute_s"],
@@ -155,7 +160,7 @@ def _check_capacity(trace: Trace, capacity_bytes: int, capacity_blocks: int) -> 
         raise ValueError(
             f"capacity {format_bytes(capacity_bytes)} holds {capacity_blocks} blocks of 2 MiB, but kernel "
             f"{widest} ({name}) touches {int(blocks_per_kernel[widest])} blocks at once; give at least "
-            f"{format_bytes(int(blocks_per_kernel[widest]) * 2**21)}")
+            f"{format_bytes(int(blocks_per_kernel[widest]) * BLOCK_BYTES)}")
 
 
 def _per_iteration(trace: Trace, timeline: dict) -> list[dict]:

@@ -6,11 +6,16 @@ import dataclasses
 
 import numpy as np
 
+from .. import _native
+
 FORMAT_NAME = "deepum-trace"
 FORMAT_VERSION = 1
-BLOCK_BYTES = 2 * 1024 * 1024
-PAGE_BYTES = 4096
+BLOCK_BYTES: int = _native.BLOCK_BYTES  # one UM block (defined once, in driver_hooks/units.hpp)
+PAGE_BYTES: int = _native.PAGE_BYTES
 PAGES_PER_BLOCK = BLOCK_BYTES // PAGE_BYTES
+MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE = (
+    _native.MEM_ACTIONS[name] for name in ("alloc", "free", "segment_alloc", "segment_free"))
+"""Codes of the `mem_action` column."""
 
 
 @dataclasses.dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..offline.trace_format import Trace
+from ..offline.trace_format import BLOCK_BYTES, FORMAT_NAME, FORMAT_VERSION, PAGE_BYTES, Trace
 from ..offline.trace_validation import normalize_trace
 from .fault_attribution import kernel_at, kernel_times
 
@@ -32,7 +32,8 @@ def trace_from_recording(raw: dict, device: str | None, capacity_bytes: int | No
     fault_order = np.argsort(raw["fault_t_ns"], kind="stable")
     fault_t = raw["fault_t_ns"][fault_order].astype(np.int64)
     xfer_order = np.argsort(raw["xfer_t_ns"], kind="stable")
-    meta = {"format": "deepum-trace", "version": 1, "block_bytes": 2097152, "page_bytes": 4096, "source": "gpu",
+    meta = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "block_bytes": BLOCK_BYTES, "page_bytes": PAGE_BYTES,
+            "source": "gpu",
             "device": device, "capacity_bytes": capacity_bytes, "iterations": int(ends.size), "notes": notes,
             **(extra_meta or {})}
     trace = Trace(
