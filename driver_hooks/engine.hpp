@@ -29,7 +29,14 @@ class Engine : private MemoryFacts {
  public:
   Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters)
       : device_(device), memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, memory, counters) {}
+        worker_(device, memory, counters) {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    memory_.track_releases(true);
+  }
+  ~Engine() {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    memory_.track_releases(false);
+  }
 
   // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once).
   void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream) {

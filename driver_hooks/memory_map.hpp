@@ -45,12 +45,12 @@ class MemoryMap {
     std::lock_guard<std::mutex> lock(mutex_);
     segments_[addr] = size;
   }
-  // The segment's memory goes back to the system: the blocks it covers, wholly or partly, are queued
-  // for the engine to release from its residency model (take_released).
+  // The segment's memory goes back to the system: while an engine runs (track_releases), the blocks it
+  // covers, wholly or partly, are queued for it to release from its residency model (take_released).
   void on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     segments_.erase(addr);
-    if (!size) return;
+    if (!size || !tracking_releases_) return;
     for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
   }
 
@@ -148,6 +148,11 @@ class MemoryMap {
 
   // The blocks of segments freed since the last call, in the order of the frees.
   std::vector<int64_t> take_released() { return std::exchange(released_, {}); }
+  // Whether freed segments are queued (an engine runs); turning it off forgets the queue.
+  void track_releases(bool on) {
+    tracking_releases_ = on;
+    if (!on) released_.clear();
+  }
 
  private:
   struct Discard {
@@ -181,6 +186,7 @@ class MemoryMap {
   std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;
   std::vector<int64_t> released_;  // blocks of freed segments, for take_released
+  bool tracking_releases_ = false;
 };
 
 }  // namespace deepum

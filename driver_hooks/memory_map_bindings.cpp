@@ -25,6 +25,10 @@ class MemoryMapUnderTest {
   void on_free_completed(uint64_t addr) { map_.on_free_completed(addr); }
   void on_segment_alloc(uint64_t addr, uint64_t size) { map_.on_segment_alloc(addr, size); }
   void on_segment_free(uint64_t addr, uint64_t size) { map_.on_segment_free(addr, size); }
+  void track_releases(bool on) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    map_.track_releases(on);
+  }
 
   bool dead(int64_t b) const {
     std::lock_guard<std::mutex> lock(map_.mutex());
@@ -105,6 +109,8 @@ void bind_memory_map(py::module_& m) {
       .def("take_pending", &MemoryMapUnderTest::take_pending, py::arg("block"), py::arg("ticket"))
       .def("discard_issued", &MemoryMapUnderTest::discard_issued, py::arg("block"), py::arg("event"))
       .def("take_released", &MemoryMapUnderTest::take_released)
+      .def("track_releases", &MemoryMapUnderTest::track_releases, py::arg("on"),
+           "Whether freed segments are queued for take_released (an engine runs).")
       .def("contiguous_ranges", &MemoryMapUnderTest::contiguous_ranges, py::arg("blocks"))
       .def("take_waits", &MemoryMapUnderTest::take_waits,
            "The (stream, event) waits asked for since the last call, in order.")

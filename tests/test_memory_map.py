@@ -70,6 +70,7 @@ class MemoryMapMachine(RuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.map = MemoryMap()
+        self.map.track_releases(True)  # as while an engine runs
         self.model = Model()
         self.held: list[Choice] = []   # choices the engine made that the worker has not taken
         self.batch_open = False        # the worker holds the lock: it has taken choices, not yet issued them
@@ -330,9 +331,23 @@ def test_a_freed_segment_is_no_longer_dead_and_its_choice_is_not_taken(memory):
 
 def test_a_freed_segment_releases_the_blocks_it_covers():
     m = MemoryMap()
+    m.track_releases(True)
     m.on_segment_alloc(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
     m.on_segment_free(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
     assert m.take_released() == [B, B + 1, B + 2]
+    assert m.take_released() == []
+
+
+def test_without_an_engine_freed_segments_are_not_queued():
+    """Between engines nothing drains the queue: it must not grow."""
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), BLOCK_BYTES)
+    m.on_segment_free(block_address(B), BLOCK_BYTES)
+    assert m.take_released() == []
+    m.track_releases(True)
+    m.on_segment_alloc(block_address(B), BLOCK_BYTES)
+    m.on_segment_free(block_address(B), BLOCK_BYTES)
+    m.track_releases(False)
     assert m.take_released() == []
 
 
