@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import typing
 
+import numba
 import numpy as np
 
 from .caching_allocator import CachingAllocator
@@ -19,6 +20,7 @@ HBM_BYTES_PER_S = 2.5e12                        # memory-bound kernels: bytes re
 H2D_BYTES_PER_S = 25e9                          # input copies from host memory
 KERNEL_FLOOR_S = 4e-6                           # shortest kernel (launch and tail)
 JITTER_SIGMA = 0.05                             # lognormal sigma of the per-launch duration jitter
+_JITTER_BATCH = 4096                            # jitter factors drawn at a time
 
 # PyTorch's multi_tensor_apply: elements per chunk, chunks per launch, tensors per launch by list depth.
 _MTA_CHUNK = 65536
@@ -27,7 +29,7 @@ _MTA_TENSORS = {1: 110, 2: 64, 3: 48, 4: 36, 5: 30}
 
 F32 = 4
 I64 = 8
-_READ, _WRITE, _UPDATE = 0, 1, 2
+_READ, _WRITE, _UPDATE = 0, 1, 2                # argument modes, in the order launch() lists them
 
 
 class Tensor(typing.NamedTuple):
@@ -54,21 +56,48 @@ def extent_accesses(address: np.ndarray, nbytes: np.ndarray, writes: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One kernel's accesses from the byte extents it touches: (int64 blocks ascending, int16 distinct
     4 KiB pages of each block over all extents, bool written by any extent)."""
+    return _extent_accesses(np.ascontiguousarray(address, np.int64), np.ascontiguousarray(nbytes, np.int64),
+                            np.ascontiguousarray(writes, np.bool_))
+
+
+@numba.njit(cache=True)
+def _extent_accesses(address, nbytes, writes):
+    """extent_accesses compiled: cut each extent at block boundaries into page ranges [low, high), sweep
+    them by first page (the union's new pages of each range are those past every earlier range's end)
+    and sum them per block."""
     first = address >> 12
     last = (address + nbytes - 1) >> 12
-    first_block = first // PAGES_PER_BLOCK
-    counts = last // PAGES_PER_BLOCK - first_block + 1
-    owner = np.repeat(np.arange(address.shape[0]), counts)
-    block = first_block[owner] + np.arange(owner.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
-    low = np.maximum(first[owner], block * PAGES_PER_BLOCK)
-    high = np.minimum(last[owner] + 1, (block + 1) * PAGES_PER_BLOCK)
-    order = np.argsort(low, kind="stable")
-    low, high, block, write = low[order], high[order], block[order], writes[owner][order]
-    covered = np.concatenate(([0], np.maximum.accumulate(high)[:-1]))
-    fresh = np.maximum(high - np.maximum(low, covered), 0)
-    starts = np.flatnonzero(np.r_[True, block[1:] != block[:-1]])
-    return (block[starts], np.add.reduceat(fresh, starts).astype(np.int16),
-            np.logical_or.reduceat(write, starts))
+    pieces = 0
+    for i in range(address.shape[0]):
+        pieces += last[i] // PAGES_PER_BLOCK - first[i] // PAGES_PER_BLOCK + 1
+    low = np.empty(pieces, np.int64)
+    high = np.empty(pieces, np.int64)
+    written = np.empty(pieces, np.bool_)
+    k = 0
+    for i in range(address.shape[0]):
+        for block in range(first[i] // PAGES_PER_BLOCK, last[i] // PAGES_PER_BLOCK + 1):
+            low[k] = max(first[i], block * PAGES_PER_BLOCK)
+            high[k] = min(last[i] + 1, (block + 1) * PAGES_PER_BLOCK)
+            written[k] = writes[i]
+            k += 1
+    order = np.argsort(low, kind="mergesort")
+    blocks = np.empty(pieces, np.int64)
+    pages = np.zeros(pieces, np.int16)
+    write = np.zeros(pieces, np.bool_)
+    rows = 0
+    covered = 0
+    for j in range(pieces):
+        piece = order[j]
+        block = low[piece] // PAGES_PER_BLOCK
+        if rows == 0 or blocks[rows - 1] != block:
+            blocks[rows] = block
+            rows += 1
+        fresh = high[piece] - max(low[piece], covered)
+        if fresh > 0:
+            pages[rows - 1] += fresh
+            covered = high[piece]
+        write[rows - 1] |= written[piece]
+    return blocks[:rows].copy(), pages[:rows].copy(), write[:rows].copy()
 
 
 class Stream:
@@ -81,6 +110,8 @@ class Stream:
         self.flops_per_s = MATMUL_FLOPS_PER_S[dtype_bytes]
         self._rng = np.random.default_rng(seed)
         self._accesses: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._jitter: list[float] = []
+        self._jitter_at = 0
 
     def empty(self, nbytes: int) -> Tensor:
         """A new uninitialised tensor of `nbytes` bytes."""
@@ -97,17 +128,26 @@ class Stream:
 
         Duration: max(flops / GEMM throughput, bytes moved / `bytes_per_s`, 4 us) times the jitter.
         """
-        args = np.array([(t.address, t.nbytes, mode) for mode, group in
-                         ((_READ, reads), (_WRITE, writes), (_UPDATE, updates)) for t in group], dtype=np.int64)
+        extents = [(t.address, t.nbytes, mode) for mode, group in enumerate((reads, writes, updates))
+                   for t in group]
+        args = np.array(extents, dtype=np.int64).reshape(-1, 3)
         key = exec_id(name, args)
         accesses = self._accesses.get(key)
         if accesses is None:
             accesses = extent_accesses(args[:, 0], args[:, 1], args[:, 2] != _READ)
             self._accesses[key] = accesses
-        moved = float(args[:, 1].sum() + args[args[:, 2] == _UPDATE, 1].sum())
+        moved = float(sum(n for _, n, _ in extents) + sum(n for _, n, mode in extents if mode == _UPDATE))
         seconds = max(flops / self.flops_per_s, moved / bytes_per_s, KERNEL_FLOOR_S)
-        seconds *= self._rng.lognormal(0.0, JITTER_SIGMA)
+        seconds *= self._next_jitter()
         self.writer.add_kernel(key, name, int(round(seconds * 1e9)), *accesses)
+
+    def _next_jitter(self) -> float:
+        """The next duration jitter factor; drawn in batches, the same sequence as one draw per launch."""
+        if self._jitter_at == len(self._jitter):
+            self._jitter = self._rng.lognormal(0.0, JITTER_SIGMA, _JITTER_BATCH).tolist()
+            self._jitter_at = 0
+        self._jitter_at += 1
+        return self._jitter[self._jitter_at - 1]
 
     def multi_tensor(self, name: str, lists: list[list[Tensor]], modes: list[str], elem_bytes: int) -> None:
         """PyTorch's multi_tensor_apply over parallel tensor lists: one launch per group of 65536-element

@@ -13,7 +13,7 @@ from .trace_validation import cast_array, check_meta, normalize_trace
 
 
 class _Column:
-    """A 1-d numpy array that grows by doubling (amortised O(1) appends)."""
+    """A 1-d numpy array that grows by doubling (amortised O(1) appends of whole arrays)."""
 
     def __init__(self, dtype: np.dtype):
         self._data = np.empty(64, dtype)
@@ -22,25 +22,22 @@ class _Column:
     def __len__(self) -> int:
         return self._size
 
-    def _reserve(self, extra: int) -> None:
-        needed = self._size + extra
+    def extend(self, values: np.ndarray) -> None:
+        needed = self._size + values.shape[0]
         if needed > self._data.shape[0]:
             grown = np.empty(max(needed, 2 * self._data.shape[0]), self._data.dtype)
             grown[:self._size] = self._data[:self._size]
             self._data = grown
-
-    def append(self, value) -> None:
-        self._reserve(1)
-        self._data[self._size] = value
-        self._size += 1
-
-    def extend(self, values: np.ndarray) -> None:
-        self._reserve(values.shape[0])
-        self._data[self._size:self._size + values.shape[0]] = values
-        self._size += values.shape[0]
+        self._data[self._size:needed] = values
+        self._size = needed
 
     def array(self) -> np.ndarray:
         return self._data[:self._size].copy()
+
+
+_ACCESS_COLUMNS = ("access_block", "access_pages", "access_write")
+_KERNEL_INTEGERS = ("kernel_exec_id", "kernel_duration_ns", "kernel_t_start_ns", "kernel_t_end_ns")
+_BOUNDS: dict[np.dtype, tuple[int, int]] = {}
 
 
 def _integer(name: str, value, dtype: np.dtype) -> int:
@@ -49,18 +46,24 @@ def _integer(name: str, value, dtype: np.dtype) -> int:
         value = operator.index(value)
     except TypeError:
         raise TraceError(f"{name}: must be an integer, got {value!r}") from None
-    info = np.iinfo(dtype)
-    if not info.min <= value <= info.max:
+    bounds = _BOUNDS.get(dtype)
+    if bounds is None:
+        info = np.iinfo(dtype)
+        bounds = _BOUNDS[dtype] = (int(info.min), int(info.max))
+    if not bounds[0] <= value <= bounds[1]:
         raise TraceError(f"{name}: {value} does not fit {dtype}")
     return value
 
 
 def _rows(name: str, values) -> np.ndarray:
     """An array-like of one kernel's accesses as a 1-d array of the documented dtype of `name`."""
+    dtype = ARRAY_DTYPES[name]
+    if type(values) is np.ndarray and values.dtype == dtype and values.ndim == 1:
+        return values
     array = np.asarray(values)
     if array.size == 0:
-        return np.empty(0, ARRAY_DTYPES[name])
-    return cast_array(name, array, ARRAY_DTYPES[name])
+        return np.empty(0, dtype)
+    return cast_array(name, array, dtype)
 
 
 def _access_rows(blocks, pages, writes, what: str):
@@ -98,10 +101,10 @@ class TraceWriter:
         check_meta({**self._meta, "iterations": 0})
         self._record = {"faults": record_faults, "memory_events": record_memory_events,
                         "transfers": record_transfers}
-        self._columns = {name: _Column(ARRAY_DTYPES[name]) for name in ARRAY_DTYPES
-                         if name not in ("kernel_names", "access_offsets")}
-        self._offsets = _Column(I64)
-        self._offsets.append(0)
+        # Accesses grow as arrays, every other array as a list of Python ints until finish().
+        self._columns = {name: _Column(ARRAY_DTYPES[name]) if name in _ACCESS_COLUMNS else []
+                         for name in ARRAY_DTYPES if name not in ("kernel_names", "access_offsets")}
+        self._offsets = [0]
         self._names: dict[str, int] = {}
         self._iterations = 0
         self._iteration_pending = False
@@ -136,17 +139,17 @@ class TraceWriter:
         if not isinstance(name, str):
             raise TraceError(f"kernel_names: a kernel name must be a str, got {name!r}")
         blocks, pages, writes = _access_rows(blocks, pages, writes, f"kernel {name!r}")
-        row = len(self._columns["kernel_exec_id"])
-        if self._iteration_pending:
-            self._columns["iteration_first_kernel"].append(row)
-            self._iteration_pending = False
+        values = (_integer("kernel_exec_id", exec_id, U64), _integer("kernel_duration_ns", duration_ns, I64),
+                  _integer("kernel_t_start_ns", t_start_ns, I64), _integer("kernel_t_end_ns", t_end_ns, I64))
         columns = self._columns
-        columns["kernel_exec_id"].append(_integer("kernel_exec_id", exec_id, U64))
+        row = len(columns["kernel_exec_id"])
+        if self._iteration_pending:
+            columns["iteration_first_kernel"].append(row)
+            self._iteration_pending = False
+        for column, value in zip(_KERNEL_INTEGERS, values):
+            columns[column].append(value)
         columns["kernel_name_idx"].append(self._names.setdefault(name, len(self._names)))
         columns["kernel_iteration"].append(self._iterations - 1)
-        columns["kernel_duration_ns"].append(_integer("kernel_duration_ns", duration_ns, I64))
-        columns["kernel_t_start_ns"].append(_integer("kernel_t_start_ns", t_start_ns, I64))
-        columns["kernel_t_end_ns"].append(_integer("kernel_t_end_ns", t_end_ns, I64))
         columns["access_block"].extend(blocks)
         columns["access_pages"].extend(pages)
         columns["access_write"].extend(writes)
@@ -155,8 +158,8 @@ class TraceWriter:
 
     def _append(self, row: dict) -> None:
         self._live()
-        values = {name: _integer(name, value, ARRAY_DTYPES[name]) for name, value in row.items()}
-        for name, value in values.items():
+        values = [(name, _integer(name, value, ARRAY_DTYPES[name])) for name, value in row.items()]
+        for name, value in values:
             self._columns[name].append(value)
 
     def add_mem_event(self, action: int, address: int, nbytes: int) -> None:
@@ -181,13 +184,14 @@ class TraceWriter:
         self._live()
         if self._iteration_pending:
             raise TraceError(f"iteration_first_kernel: iteration {self._iterations - 1} has no kernels")
-        arrays = {name: column.array() for name, column in self._columns.items()}
+        arrays = {name: column.array() if name in _ACCESS_COLUMNS else np.array(column, ARRAY_DTYPES[name])
+                  for name, column in self._columns.items()}
         for group, members in OPTIONAL_GROUPS.items():
             if not self._record[group] and len(self._columns[members[0]]) == 0:
                 arrays.update(dict.fromkeys(members))
         names = np.array(list(self._names), dtype=STR) if self._names else np.empty(0, STR)
         trace = normalize_trace(Trace(meta={**self._meta, "iterations": self._iterations},
-                                      kernel_names=names, access_offsets=self._offsets.array(), **arrays))
+                                      kernel_names=names, access_offsets=np.array(self._offsets, I64), **arrays))
         if self.path is not None:
             write_trace(trace, self.path)
         self.trace = trace
