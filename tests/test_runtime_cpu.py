@@ -408,3 +408,19 @@ def test_cuda_status_check_returns_values_or_names_the_failed_call():
     assert gpu._check((0, "a", 7), "cuThing", 0, lambda status: (0, b"unused")) == ["a", 7]
     with pytest.raises(gpu.CudaError, match="cuThing failed: CUDA_ERROR_INVALID_VALUE"):
         gpu._check((1,), "cuThing", 0, lambda status: (0, b"CUDA_ERROR_INVALID_VALUE"))
+
+
+def test_stats_documents_every_key():
+    """Each key stats() can return, from the engine's bindings or from Python, is in its docstring."""
+    import re
+    from pathlib import Path
+
+    from deepum.runtime import session
+
+    root = Path(__file__).resolve().parent.parent
+    engine_keys = re.findall(r'out\["(\w+)"\]', (root / "driver_hooks" / "online_bindings.cpp").read_text())
+    python_keys = re.findall(r'^\s+"(\w+)":', Path(session.__file__).read_text(), flags=re.MULTILINE)
+    keys = set(engine_keys) | set(python_keys) | {"faults_attributed", "faults_unattributed", "per_iteration"}
+    assert len(engine_keys) > 30
+    undocumented = sorted(key for key in keys if f"``{key}``" not in session.stats.__doc__)
+    assert not undocumented

@@ -261,8 +261,57 @@ def managed_segments() -> list[tuple[int, int]]:
 
 
 def stats() -> dict:
-    """The runtime's figures, like torch.cuda.memory_stats(): sizes in bytes, counts since the
-    process started (managed_bytes_peak since the first enable)."""
+    """The runtime's figures, in the manner of torch.cuda.memory_stats(). Sizes in bytes, times in
+    nanoseconds; counters run from when the engine was first loaded in this process.
+
+    Session:
+    - ``enabled``, ``mode``, ``device``: whether a session runs, its mode and CUDA device.
+    - ``capacity_bytes``: GPU memory the policy treats as available to managed data.
+    - ``max_managed_bytes``: the fuse: most managed memory allocated at once.
+    - ``free_bytes_at_enable``: free GPU memory when enable() ran.
+
+    Managed allocator:
+    - ``managed_bytes_in_use``, ``managed_bytes_peak``: managed memory allocated now, and at most.
+    - ``segments_allocated``, ``segments_freed``, ``segments_live``: the caching allocator's segments.
+    - ``fuse_refusals``, ``fuse_last_refused_bytes``: requests the fuse refused, the last one's size.
+    - ``driver_allocation_failures``: cudaMallocManaged calls that failed.
+
+    Launch hook and policy (while the engine is loaded):
+    - ``launches``: kernel launches the hook saw. ``hook_ns``: CPU time it spent on them.
+    - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
+    - ``param_info_failures_func``, ``param_info_failures_kernel``: kernels whose argument layout the
+      driver would not give (as a function, as a library kernel).
+    - ``resident_bytes``, ``peak_resident_bytes``: the policy's model of managed blocks on the GPU.
+    - ``kernel_prediction_hits``, ``kernel_prediction_misses``: launches that matched, and did not
+      match, the kernel the predictor expected next. ``table_bytes``: bytes its tables hold.
+
+    Migrations the engine issued:
+    - ``prefetch_calls``, ``prefetch_bytes``: prefetches of predicted blocks to the GPU.
+    - ``demand_prefetch_calls``, ``demand_prefetch_bytes``: a kernel's missing blocks prefetched on
+      its stream just before it.
+    - ``evict_calls``, ``evict_bytes``: evictions to the host, with a copy.
+    - ``discard_calls``, ``discard_bytes``: dead blocks dropped without a copy.
+    - ``populate_calls``, ``populate_bytes``: dead blocks given fresh GPU pages instead of a copy.
+    - ``discards_cancelled``: discard choices cancelled because memory in the block was allocated again
+      before the discard was issued. ``allocation_waits_for_discard``: allocations made to wait for a
+      discard in flight in their block.
+    - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
+      launches that needed a migration not yet issued (they may fault instead).
+    - ``lane_waits``: waits of one migration stream for another's progress.
+    - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to the
+      driver's own paging), the text of the last.
+
+    The fault log (CUPTI unified-memory counters):
+    - ``gpu_page_faults``: GPU page faults.
+    - ``fault_h2d_bytes``, ``prefetch_h2d_bytes``, ``other_h2d_bytes``: bytes migrated to the GPU on
+      faults, by prefetches, and otherwise. ``d2h_bytes``: bytes migrated to the host.
+    - ``fault_lessons``, ``faults_learned``: launches and blocks the tables learned from the fault log
+      (learn_from "faults"); ``faults_attributed``, ``faults_unattributed``: faults given to a launch by
+      GPU time, and not.
+
+    ``per_iteration``: one dict per iteration mark, ``touched_bytes`` (distinct managed blocks the
+    iteration used) and the change of each counter over the iteration.
+    """
     with _lock:
         session = _session
         figures = {
