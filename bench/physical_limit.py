@@ -10,7 +10,7 @@ computation, whose time is the in-memory step time. So
 
 dirty_fraction defaults to 1: training writes parameters, gradients, optimizer state and
 activations every step, so every byte evicted in steady state is dirty. The bandwidths are the
-calibrated prefetch rates (deepum/offline/calibrations/h200.json: 50 GB/s host to GPU, 14 GB/s back).
+calibrated prefetch rates (deepum/offline/calibrations/h200.json).
 
     python bench/physical_limit.py --working-set 12GiB --capacity 6GiB --compute-ms 150
 """
