@@ -1,8 +1,15 @@
-"""DeepUMConfig: the sizes of the correlation tables, the lookahead and the policy switches."""
+"""DeepUMConfig: the sizes of the correlation tables, the lookahead and the policy switches.
+
+Each knob is declared once, in the class body, with its default, its minimum, its maximum (or its
+choices) and what it means; KNOBS reads them back as one table. The maxima keep the native tables and
+the prediction window within a workstation's memory; a value outside its range is refused when the
+config is built or read.
+"""
 from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from pathlib import Path
 
 from .specs.tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_BYTES, EXEC_ENTRY_BYTES,
@@ -10,59 +17,71 @@ from .specs.tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_B
 
 LEARN_FROM = ("accesses", "faults")
 EVICTION = ("lru", "next_use")
+SWITCH = (False, True)
+
+
+class Knob(typing.NamedTuple):
+    """One DeepUMConfig field: default, minimum and maximum (None for a choice), choices, meaning."""
+
+    default: object
+    minimum: int | None
+    maximum: int | None
+    choices: tuple | None
+    doc: str
+
+    def allowed(self) -> str:
+        """The allowed values in words: "1..1,024" or 'one of "lru", "next_use"'."""
+        if self.choices is None:
+            return f"{self.minimum:,}..{self.maximum:,}"
+        return "true or false" if self.choices == SWITCH else "one of " + ", ".join(map(json.dumps, self.choices))
+
+
+def _size(default: int, minimum: int, maximum: int, doc: str):
+    return dataclasses.field(default=default, metadata={"knob": (minimum, maximum, None, doc)})
+
+
+def _choice(default, choices: tuple, doc: str):
+    return dataclasses.field(default=default, metadata={"knob": (None, None, choices, doc)})
 
 
 @dataclasses.dataclass(frozen=True)
 class DeepUMConfig:
-    """Configuration of the DeepUM correlation prefetcher.
+    """Configuration of the DeepUM correlation prefetcher; KNOBS lists every field with its range."""
 
-    lookahead: kernels predicted ahead of the running one (paper: 32 best of 8..256).
-    exec_ids: execution IDs tracked at once (each has one exec-ID entry and one UM-block table);
-        the least recently launched one is dropped when a new one arrives past this bound.
-    exec_records: successor records kept per exec-ID entry (MRU replacement). A kernel launched with
-        the same arguments in many places of an iteration (a reused temporary) needs one record per
-        place: 24 covers the 21 places seen in a recorded GPT-2 step, where 4 mispredicted 2.7% of launches.
-    block_rows, block_ways, block_successors: shape of each per-exec-ID UM-block table
-        (paper: 2048 rows, 2 ways, 4 successors).
-    chain_blocks: most blocks one kernel's chain walk may yield.
-    learn_from: what the UM-block tables learn from: "faults" (the blocks each kernel faults on, as
-        DeepUM's driver sees them; on the GPU, the CUPTI fault log attributed to launches at each
-        iteration mark) or "accesses" (every block the kernel's arguments cover, which the launch
-        hook reads anyway to compute the execution ID; learns in one iteration what faults reveal
-        over several, and was 1.35x faster on a 24-layer GPT-2 at half its footprint on the H200).
-    eviction: how pre-eviction picks its victim among the blocks the running kernel and the
-        prediction window do not need (without pre-eviction the driver's rule applies): "next_use" (the block whose next use, foreseen from the last
-        iteration's launches, comes last; 1.6x faster than "lru" on a 24-layer GPT-2 at half its
-        footprint on the H200) or "lru" (least recently migrated, DeepUM's rule).
-    prefetch, pre_evict, invalidate: switches of the deepum policy (for ablation).
-    """
-
-    lookahead: int = 32
-    exec_ids: int = 16384
-    exec_records: int = 24
-    block_rows: int = 2048
-    block_ways: int = 2
-    block_successors: int = 4
-    chain_blocks: int = 4096
-    learn_from: str = "accesses"
-    eviction: str = "next_use"
-    prefetch: bool = True
-    pre_evict: bool = True
-    invalidate: bool = True
+    lookahead: int = _size(32, 1, 1024, "kernels predicted ahead of the running one (the paper's best of 8..256 "
+                                        "was 32); a replay looks no further than the trace's kernels")
+    exec_ids: int = _size(16384, 1, 2**20, "execution IDs tracked at once, each with one exec-ID entry and one "
+                                           "UM-block table; the least recently launched is dropped past this bound")
+    exec_records: int = _size(24, 1, 1024, "successor records per exec-ID entry (MRU replacement): a kernel launched "
+                                           "with the same arguments in many places of an iteration needs one per place")
+    block_rows: int = _size(2048, 1, 2**20, "rows (sets) of each UM-block table; a block's row is its number modulo "
+                                            "this (paper: 2048)")
+    block_ways: int = _size(2, 1, 16, "ways per row of a UM-block table (paper: 2)")
+    block_successors: int = _size(4, 1, 16, "successor blocks per way, most recent first (paper: 4)")
+    chain_blocks: int = _size(4096, 1, 65536, "most blocks one kernel's chain walk may yield")
+    learn_from: str = _choice("accesses", LEARN_FROM,
+                              "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
+                              "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "
+                              "which the launch hook reads anyway; learns in one iteration what faults reveal over "
+                              "several)")
+    eviction: str = _choice("next_use", EVICTION,
+                            "how pre-eviction picks its victim among the blocks the running kernel and the prediction "
+                            "window do not need: 'next_use' (the block whose next use, foreseen from the last "
+                            "iteration's launches, comes last) or 'lru' (least recently migrated, DeepUM's rule)")
+    prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
+    pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
+    invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "
+                                             "(off for ablation)")
 
     def __post_init__(self):
-        for name in ("lookahead", "exec_ids", "exec_records", "block_rows", "block_ways",
-                     "block_successors", "chain_blocks"):
+        for name, knob in KNOBS.items():
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"DeepUMConfig.{name} must be a positive integer, got {value!r}")
-        if self.learn_from not in LEARN_FROM:
-            raise ValueError(f"DeepUMConfig.learn_from must be one of {LEARN_FROM}, got {self.learn_from!r}")
-        if self.eviction not in EVICTION:
-            raise ValueError(f"DeepUMConfig.eviction must be one of {EVICTION}, got {self.eviction!r}")
-        for name in ("prefetch", "pre_evict", "invalidate"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"DeepUMConfig.{name} must be true or false, got {getattr(self, name)!r}")
+            if knob.choices is None:
+                if not isinstance(value, int) or isinstance(value, bool) or not knob.minimum <= value <= knob.maximum:
+                    raise ValueError(f"DeepUMConfig.{name} must be an integer in {knob.allowed()}, got {value!r}")
+            elif not any(value is choice or (type(value) is type(choice) and value == choice)
+                         for choice in knob.choices):
+                raise ValueError(f"DeepUMConfig.{name} must be {knob.allowed()}, got {value!r}")
 
     def table_bytes_bound(self) -> int:
         """Upper bound, in bytes, on the memory the tables can hold with this configuration."""
@@ -77,10 +96,9 @@ class DeepUMConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> "DeepUMConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
+        unknown = sorted(set(data) - set(KNOBS), key=str)
         if unknown:
-            raise ValueError(f"unknown DeepUMConfig keys {unknown}; known keys are {sorted(known)}")
+            raise ValueError(f"unknown DeepUMConfig keys {unknown}; known keys are {sorted(KNOBS)}")
         return cls(**data)
 
     @classmethod
@@ -88,11 +106,27 @@ class DeepUMConfig:
         """Reads a JSON file: either a config object or `deepum tune` output (its "config" member)."""
         try:
             data = json.loads(Path(path).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"cannot read DeepUM config {path}: {exc}") from exc
+        if isinstance(data, dict) and "config" in data:
+            data = data["config"]
         if not isinstance(data, dict):
             raise ValueError(f"DeepUM config {path} must hold a JSON object")
-        return cls.from_dict(data.get("config", data))
+        try:
+            return cls.from_dict(data)
+        except ValueError as exc:
+            raise ValueError(f"DeepUM config {path}: {exc}") from exc
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+
+KNOBS: dict[str, Knob] = {f.name: Knob(f.default, *f.metadata["knob"]) for f in dataclasses.fields(DeepUMConfig)}
+
+
+def describe_knobs() -> str:
+    """Every knob on one line each: name, default, allowed values, meaning (for --help)."""
+    def shown(value) -> str:
+        return json.dumps(value)
+
+    return "\n".join(f"  {name} (default {shown(k.default)}; {k.allowed()}): {k.doc}" for name, k in KNOBS.items())

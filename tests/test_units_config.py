@@ -1,11 +1,12 @@
 """Sizes, capacities and DeepUMConfig: parsing, validation, JSON round trips."""
+import dataclasses
 import json
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from deepum.config import EVICTION, LEARN_FROM, DeepUMConfig
+from deepum.config import EVICTION, LEARN_FROM, DeepUMConfig, describe_knobs
 from deepum.units import format_bytes, parse_capacity, parse_size
 
 MiB = 2**20
@@ -33,7 +34,7 @@ def test_parse_size_fractions_and_exponents():
     assert parse_size("0.5 MiB") == MiB // 2
 
 
-@pytest.mark.parametrize("bad", ["", "GiB", "8 parsecs", "-1", "1..5", "8GiB!", "nan"])
+@pytest.mark.parametrize("bad", ["", "GiB", "8 parsecs", "1..5", "8GiB!", "nan", "inf", "--1"])
 def test_parse_size_rejects_garbage_naming_it(bad):
     with pytest.raises(ValueError, match="cannot read size"):
         parse_size(bad)
@@ -42,6 +43,37 @@ def test_parse_size_rejects_garbage_naming_it(bad):
 def test_parse_size_rejects_negative_int():
     with pytest.raises(ValueError, match="negative"):
         parse_size(-5)
+    with pytest.raises(ValueError, match="negative"):
+        parse_size("-1")
+
+
+@pytest.mark.parametrize("big", ["1e30", "2e25", "1234567890123456789012345678", "1e400", "1e99999999", "9000000TiB",
+                                 "8589934592GiB", 2**63, str(2**63)])
+def test_parse_size_refuses_more_than_8_eib_in_one_message(big):
+    with pytest.raises(ValueError, match="more than 8 EiB"):
+        parse_size(big)
+
+
+def test_parse_size_reads_the_largest_size_exactly():
+    assert parse_size(str(2**63 - 1)) == 2**63 - 1
+    assert parse_size("1e-400") == 0
+
+
+@pytest.mark.parametrize("bad, message", [("-1", "must be positive"), ("0", "must be positive"),
+                                           ("-0.5", "must be positive"), ("1.5", r"lies in \(0, 1\]"),
+                                           ("2.5", "whole number of bytes")])
+def test_parse_capacity_messages_say_what_a_capacity_is(bad, message):
+    with pytest.raises(ValueError, match=message):
+        parse_capacity(bad, 100 * MiB)
+
+
+def test_counted_is_singular_for_one():
+    from deepum.units import counted
+
+    assert counted(1, "block") == "1 block"
+    assert counted(2677, "kernel") == "2,677 kernels"
+    assert counted(1, "block access", "block accesses") == "1 block access"
+    assert counted(0, "iteration") == "0 iterations"
 
 
 @given(st.integers(min_value=1, max_value=2**40), st.floats(min_value=1e-6, max_value=1.0))
@@ -80,10 +112,40 @@ def test_config_defaults_are_the_paper_setting():
 
 @pytest.mark.parametrize("field", ["lookahead", "exec_ids", "exec_records", "block_rows", "block_ways",
                                    "block_successors", "chain_blocks"])
-@pytest.mark.parametrize("value", [0, -3, 2.0, "8", True, None])
-def test_config_rejects_non_positive_integers(field, value):
-    with pytest.raises(ValueError, match=rf"DeepUMConfig\.{field} must be a positive integer"):
+@pytest.mark.parametrize("value", [0, -3, 2.0, "8", True, None, 10**9, 1e9, 2**64])
+def test_config_rejects_integers_out_of_range(field, value):
+    with pytest.raises(ValueError, match=rf"DeepUMConfig\.{field} must be an integer in 1\.\."):
         DeepUMConfig(**{field: value})
+
+
+def test_every_knob_has_default_range_and_doc_in_one_table():
+    from deepum.config import KNOBS
+
+    fields = [f.name for f in dataclasses.fields(DeepUMConfig)]
+    assert list(KNOBS) == fields
+    for name, knob in KNOBS.items():
+        assert getattr(DeepUMConfig(), name) == knob.default  # the default is the field's, defined once
+        assert knob.doc
+        if knob.choices is None:
+            assert 1 <= knob.minimum <= knob.default <= knob.maximum
+            DeepUMConfig(**{name: knob.maximum})
+            DeepUMConfig(**{name: knob.minimum})
+            with pytest.raises(ValueError, match=rf"{name} must be an integer in {knob.minimum:,}\.\.{knob.maximum:,}"):
+                DeepUMConfig(**{name: knob.maximum + 1})
+        else:
+            assert knob.default in knob.choices and knob.minimum is None and knob.maximum is None
+    text = describe_knobs()
+    assert all(f"  {name} (default " in text for name in KNOBS)
+
+
+@pytest.mark.parametrize("key, value", [("lookahead", 1000000000), ("block_successors", 1e9),
+                                        ("exec_records", 10**9), ("block_ways", 10**9), ("chain_blocks", 10**12),
+                                        ("exec_ids", 2**40), ("block_rows", 2**63)])
+def test_config_file_with_an_unbounded_value_is_refused_when_read(tmp_path, key, value):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({key: value}))
+    with pytest.raises(ValueError, match=rf"c\.json: DeepUMConfig\.{key} must be an integer in"):
+        DeepUMConfig.load(path)
 
 
 @pytest.mark.parametrize("field", ["prefetch", "pre_evict", "invalidate"])
@@ -99,7 +161,7 @@ def test_config_rejects_unknown_learn_from():
 
 
 def test_config_rejects_unknown_eviction():
-    with pytest.raises(ValueError, match=r"DeepUMConfig\.eviction must be one of \('lru', 'next_use'\), got 'fifo'"):
+    with pytest.raises(ValueError, match=r'DeepUMConfig\.eviction must be one of "lru", "next_use", got \'fifo\''):
         DeepUMConfig(eviction="fifo")
 
 
