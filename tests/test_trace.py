@@ -545,3 +545,13 @@ def test_format_summary_reads_well():
     assert "40.0% of accesses write" in text and "faults 3, memory_events 3, transfers 2" in text
     assert 'model = {"name": "toy", "layers": [1, 2]}' in text and "toy" in text
     assert "recorded    none" in format_summary(TraceWriter().finish())
+
+
+def test_random_bytes_and_a_folder_named_npz_are_named_for_what_they_are(tmp_path):
+    (tmp_path / "x.npz").write_bytes(np.random.default_rng(0).bytes(4096))
+    with pytest.raises(TraceError, match=r"x\.npz: not a readable trace \(not an \.npz archive\)") as info:
+        read_trace(tmp_path / "x.npz")
+    assert "allow_pickle" not in str(info.value)
+    (tmp_path / "d.npz").mkdir()
+    with pytest.raises(TraceError, match=r"d\.npz: a directory, not a trace file"):
+        read_trace(tmp_path / "d.npz")

@@ -7,6 +7,8 @@ from importlib import resources
 from pathlib import Path
 
 DEFAULT_CALIBRATION = "h200"
+# Keys that describe a calibration without entering the cost model.
+DESCRIPTIVE_KEYS = frozenset({"measured", "notes"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,27 +32,49 @@ class Calibration:
 
     @classmethod
     def load(cls, name_or_path: str | Path = DEFAULT_CALIBRATION) -> "Calibration":
-        """Loads a bundled calibration by name (e.g. "h200") or a JSON file by path."""
+        """Loads a bundled calibration by name (e.g. "h200") or a JSON file by path.
+
+        Every error names the calibration: unreadable or invalid JSON, a missing or unknown key, a
+        value that is not a positive number."""
         path = Path(name_or_path)
         if path.suffix == ".json" or path.exists():
+            where = f"calibration file {path}"
             try:
                 text = path.read_text()
-            except OSError as exc:
-                raise ValueError(f"cannot read calibration file {path}: {exc}") from exc
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"cannot read {where}: {exc}") from exc
         else:
             bundled = resources.files("deepum.offline") / "calibrations" / f"{name_or_path}.json"
             if not bundled.is_file():
                 raise ValueError(f"no bundled calibration named {name_or_path!r} and no such file")
+            where = f"bundled calibration {name_or_path}"
             text = bundled.read_text()
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where} is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{where} must hold a JSON object")
         fields = {f.name for f in dataclasses.fields(cls)}
         required = {f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING}
         missing = sorted(required - set(data))
         if missing:
-            raise ValueError(f"calibration {name_or_path} lacks {missing}")
+            raise ValueError(f"{where} lacks {missing}")
+        unknown = sorted(set(data) - fields - DESCRIPTIVE_KEYS)
+        if unknown:
+            raise ValueError(f"{where}: unknown keys {unknown}; known keys are {sorted(fields | DESCRIPTIVE_KEYS)}")
+        if not isinstance(data["device"], str):
+            raise ValueError(f"{where}: device must be a string, got {data['device']!r}")
         # null for a field with a default means the default
         values = {k: v for k, v in data.items() if k in fields and not (v is None and k not in required)}
         for key, value in values.items():
-            if key != "device" and (not isinstance(value, (int, float)) or value <= 0):
-                raise ValueError(f"calibration {name_or_path}: {key} must be a positive number, got {value!r}")
+            if key != "device" and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                                    or not 0 < value < float("inf")):
+                raise ValueError(f"{where}: {key} must be a positive number, got {value!r}")
+        if not isinstance(values["fault_batch_pages"], int) or values["fault_batch_pages"] > 2**31:
+            raise ValueError(f"{where}: fault_batch_pages must be a whole number of pages up to 2**31, "
+                             f"got {values['fault_batch_pages']!r}")
+        if values["driver_prefetch_threshold"] > 1:
+            raise ValueError(f"{where}: driver_prefetch_threshold is a fraction of a block in (0, 1], "
+                             f"got {values['driver_prefetch_threshold']!r}")
         return cls(**values)

@@ -12,6 +12,10 @@ import numpy as np
 from .trace_format import ARRAY_DTYPES, Trace, TraceError
 from .trace_validation import normalize_trace
 
+# First bytes of a zip archive (an .npz), and of an empty one.
+_ZIP_MAGIC = b"PK\x03\x04"
+_EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+
 
 def npz_path(path) -> Path:
     """`path` as a Path; TraceError unless it names an .npz file."""
@@ -39,15 +43,31 @@ def read_trace(path) -> Trace:
     Unknown meta keys are kept; unknown extra arrays in the archive are ignored.
     """
     path = npz_path(path)
+    if path.is_dir():
+        raise TraceError(f"{path}: a directory, not a trace file")
     if not path.is_file():
         raise TraceError(f"{path}: no such trace file")
+    try:
+        with open(path, "rb") as file:
+            magic = file.read(len(_ZIP_MAGIC))
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read the trace file ({exc.strerror or exc})") from None
+    if magic not in (_ZIP_MAGIC, _EMPTY_ZIP_MAGIC):
+        raise TraceError(f"{path}: not a readable trace (not an .npz archive)")
     try:
         archive = np.load(path, allow_pickle=False)
         if isinstance(archive, np.lib.npyio.NpzFile):
             with archive:
                 members = {name: archive[name] for name in ("meta", *ARRAY_DTYPES) if name in archive.files}
     # zipfile raises RuntimeError (NotImplementedError among them) when damage hits a header's flags.
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, RuntimeError) as exc:
+    except ValueError as exc:
+        if "allow_pickle" not in str(exc):
+            raise TraceError(f"{path}: unreadable trace archive, truncated or corrupt ({exc})") from None
+        raise TraceError(f"{path}: unreadable trace archive: a member holds Python objects, which a trace "
+                         f"never does") from None
+    except MemoryError:
+        raise TraceError(f"{path}: unreadable trace archive: a member is too large to load") from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError) as exc:
         raise TraceError(f"{path}: unreadable trace archive, truncated or corrupt "
                          f"({type(exc).__name__}: {exc})") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
