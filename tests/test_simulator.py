@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -213,3 +215,53 @@ def test_dead_blocks_come_back_with_fresh_pages_at_the_populate_rate():
     assert fresh.h2d_bytes == as_copy.h2d_bytes and fresh.time_s < as_copy.time_s
     assert kept.populated_bytes == 0 and kept.h2d_bytes > fresh.h2d_bytes
     assert fresh.lost_reads == 0
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", r"calibration file .*c\.json is not valid JSON"),
+    ("[1]", r"c\.json must hold a JSON object"),
+    ('{"device": "x", "prefetch_h2d_bytes_per_s": 1e9, "pcie_gen": 5}', r"c\.json lacks"),
+])
+def test_calibration_errors_name_the_file(tmp_path, text, message):
+    path = tmp_path / "c.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        Calibration.load(path)
+
+
+def test_calibration_unknown_keys_and_bad_values_are_refused(tmp_path):
+    bundled = json.loads((resources.files("deepum.offline") / "calibrations" / "h200.json").read_text())
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**bundled, "prefetch_h2d_bytes_per_sec": 1e9}))
+    with pytest.raises(ValueError, match=r"c\.json: unknown keys \['prefetch_h2d_bytes_per_sec'\]"):
+        Calibration.load(path)
+    for key, value in (("fault_batch_pages", 256.5), ("driver_prefetch_threshold", 1.5),
+                       ("evict_d2h_bytes_per_s", True), ("demand_fault_startup_s", -1), ("device", 3)):
+        path.write_text(json.dumps({**bundled, key: value}))
+        with pytest.raises(ValueError, match=rf"c\.json: {key}"):
+            Calibration.load(path)
+
+
+def _same_replay(a, b) -> bool:
+    skip = {"capacity_bytes", "config", "timeline"}
+    return ({k: v for k, v in dataclasses.asdict(a).items() if k not in skip}
+            == {k: v for k, v in dataclasses.asdict(b).items() if k not in skip})
+
+
+@settings(max_examples=25, deadline=None)
+@given(workloads, fractions, st.sampled_from(["deepum", "oracle"]))
+def test_sizes_bounded_by_the_trace_replay_as_given(trace, fraction, policy):
+    """Ways, successors, records, chains and exec IDs past what the trace can use, and a capacity past its
+    blocks, change nothing; the replay only stops allocating for them."""
+    import deepum.offline.simulator as simulator
+
+    config = DeepUMConfig(block_ways=16, block_successors=16, exec_records=1024, chain_blocks=65536,
+                          exec_ids=2**20, lookahead=trace.num_kernels if policy == "oracle" else 4)
+    bounded = simulate(trace, policy, _capacity(trace, fraction), config)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(simulator, "bounded_by_trace", lambda c, kernels, blocks: c)
+        given_as_is = simulate(trace, policy, _capacity(trace, fraction), config)
+    assert _same_replay(bounded, given_as_is)
+    if policy == "oracle":
+        assert _same_replay(simulate(trace, policy, 2**62, DeepUMConfig(lookahead=1024)),
+                            simulate(trace, policy, trace.footprint_bytes(), DeepUMConfig(lookahead=trace.num_kernels)))

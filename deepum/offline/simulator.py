@@ -25,7 +25,7 @@ import numpy as np
 from .calibration import Calibration
 from ..config import DeepUMConfig
 from .trace_format import BLOCK_BYTES, Trace
-from ..units import format_bytes
+from ..units import counted, format_bytes
 
 POLICIES = ("um", "advise", "deepum", "oracle")
 
@@ -103,6 +103,8 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     from .. import _native
 
     block_number, dense = np.unique(trace.access_block, return_inverse=True)
+    # A capacity past every block of the trace replays like one that holds them all.
+    capacity_blocks = min(capacity_blocks, max(1, block_number.size))
     has_mem = trace.has_memory_events
     raw = _native.simulate(
         policy, capacity_blocks, trace.kernel_exec_id, trace.kernel_duration_ns, trace.access_offsets,
@@ -111,7 +113,8 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         trace.mem_action if has_mem else np.zeros(0, np.int8),
         trace.mem_address if has_mem else np.zeros(0, np.uint64),
         trace.mem_bytes if has_mem else np.zeros(0, np.uint64),
-        trace.iteration_first_kernel, dataclasses.asdict(calibration), config.to_dict())
+        trace.iteration_first_kernel, dataclasses.asdict(calibration),
+        bounded_by_trace(config, trace.num_kernels, block_number.size).to_dict())
     timeline = {key: raw[key] for key in _TIMELINE_KEYS}
     timeline["kernel_iteration"] = trace.kernel_iteration
     prefetched = raw["prefetch_bytes"]
@@ -152,15 +155,27 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     )
 
 
+def bounded_by_trace(config: DeepUMConfig, kernels: int, blocks: int) -> DeepUMConfig:
+    """`config` with each size no larger than the trace can use, so that a replay's memory and work
+    follow the trace: a row never holds more ways, a way more successors and a chain more blocks than
+    the trace has blocks, and an entry never gathers more records than there are launches. Only the
+    lookahead can change a result: a window longer than the trace predicts kernels it never launches."""
+    kernels, blocks = max(1, kernels), max(1, blocks)
+    return dataclasses.replace(
+        config, lookahead=min(config.lookahead, kernels), exec_ids=min(config.exec_ids, kernels),
+        exec_records=min(config.exec_records, kernels), block_ways=min(config.block_ways, blocks),
+        block_successors=min(config.block_successors, blocks), chain_blocks=min(config.chain_blocks, blocks))
+
+
 def _check_capacity(trace: Trace, capacity_bytes: int, capacity_blocks: int) -> None:
     blocks_per_kernel = np.diff(trace.access_offsets)
     widest = int(np.argmax(blocks_per_kernel))
     if capacity_blocks < max(1, int(blocks_per_kernel[widest])):
         name = str(trace.kernel_names[trace.kernel_name_idx[widest]])
         raise ValueError(
-            f"capacity {format_bytes(capacity_bytes)} holds {capacity_blocks} blocks of 2 MiB, but kernel "
-            f"{widest} ({name}) touches {int(blocks_per_kernel[widest])} blocks at once; give at least "
-            f"{format_bytes(int(blocks_per_kernel[widest]) * BLOCK_BYTES)}")
+            f"capacity {format_bytes(capacity_bytes)} holds {counted(capacity_blocks, 'block')} of 2 MiB, but "
+            f"kernel {widest} ({name}) touches {counted(int(blocks_per_kernel[widest]), 'block')} at once; give "
+            f"at least {format_bytes(int(blocks_per_kernel[widest]) * BLOCK_BYTES)}")
 
 
 def _per_iteration(trace: Trace, timeline: dict) -> list[dict]:
