@@ -132,3 +132,48 @@ def test_report_command(capsys, trace, tmp_path):
         assert (tmp_path / "rep" / name).is_file(), name
     assert "deepum" in out and "speedup vs um" in out
     assert "deepum faults" in out and "over iterations 1-2:" in out and "over iteration 2:" in out
+
+
+def test_summary_says_which_config_and_calibration_the_replays_used(results, tmp_path):
+    md = summary_markdown(results, "tiny.npz", config_source="--config best.json")
+    assert "deepum's config (--config best.json): lookahead 32, exec_ids 16384" in md
+    assert "oracle looks 32 kernels ahead: the config's lookahead." in md
+    assert "Costs from the calibration of NVIDIA H200" in md
+    write_report(results, tmp_path, trace_name="tiny.npz", config_source="the defaults")
+    assert json.loads((tmp_path / "results.json").read_text())["config_source"] == "the defaults"
+    assert "deepum's config (the defaults)" in (tmp_path / "summary.md").read_text()
+
+
+def _drawn(monkeypatch, plot, *args):
+    """The matplotlib Figure `plot` draws (savefig intercepted)."""
+    from matplotlib.figure import Figure
+
+    figures = []
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: figures.append(self))
+    plot(*args)
+    return figures[0]
+
+
+def test_plots_show_every_policy_and_state_the_capacity(results, monkeypatch):
+    from deepum.offline import report_plots
+
+    fig = _drawn(monkeypatch, report_plots.plot_faults_per_iteration, results, "x.png")
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    # deepum is drawn above oracle with a different marker, so that both show where they meet at zero.
+    assert lines["deepum"].get_zorder() > lines["oracle"].get_zorder()
+    assert lines["deepum"].get_marker() != lines["oracle"].get_marker()
+    assert "capacity" in fig.axes[0].get_title()
+
+    fig = _drawn(monkeypatch, report_plots.plot_timeline, results, "x.png")
+    for label in ("faults", "prefetched MiB"):  # one scale of each for every panel
+        panels = [a for a in fig.axes if a.get_ylabel() == label]
+        assert len(panels) == 3 and len({a.get_ylim() for a in panels}) == 1
+    texts = [t.get_text() for a in fig.axes for t in a.texts]
+    assert any("no faults" in t for t in texts)  # oracle's panel says it has none
+    assert any("no prefetches" in t for t in texts)  # and um's
+
+    fig = _drawn(monkeypatch, report_plots.plot_time_breakdown, results, "x.png")
+    ax = fig.axes[0]
+    assert "capacity" in ax.get_title()
+    totals = [t.get_text() for t in ax.texts]
+    assert f"{results['um'].time_s:.3f} s" in totals and f"{results['deepum'].time_s:.3f} s" in totals

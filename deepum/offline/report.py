@@ -1,17 +1,16 @@
-"""Reports of replays: text tables, a markdown summary, results.json and PNG plots.
-
-Plots use matplotlib's Agg canvas without pyplot, imported inside the plotting functions only.
-"""
+"""Reports of replays: text tables, a markdown summary, results.json and PNG plots (report_plots)."""
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
 
-from ..units import format_bytes
+from ..units import counted, format_bytes
+from .report_plots import plot_faults_per_iteration, plot_time_breakdown, plot_timeline, plot_tradeoff
+
+__all__ = ["plot_tradeoff"]  # re-exported: `deepum tune` draws it beside its result
 
 POLICY_ORDER = ("um", "deepum", "oracle")
-_COLORS = {"um": "tab:red", "deepum": "tab:blue", "oracle": "tab:green"}
 PLOT_FILES = ("faults_per_iteration.png", "timeline.png", "time_breakdown.png")
 
 
@@ -127,8 +126,8 @@ _RESULT_FIELDS = (
 def format_result(result: dict) -> str:
     """Readable report of one replay (a `result.to_dict()`)."""
     head = (f"policy {result['policy']}, capacity {format_bytes(result['capacity_bytes'])} of footprint "
-            f"{format_bytes(result['footprint_bytes'])}; {result['kernels']:,} kernels, "
-            f"{result['iterations']} iterations, {result['accesses']:,} block accesses")
+            f"{format_bytes(result['footprint_bytes'])}; {counted(result['kernels'], 'kernel')}, "
+            f"{counted(result['iterations'], 'iteration')}, {counted(result['accesses'], 'block access', 'block accesses')}")
     rows = [[label, _fmt(result[key], kind)] for key, label, kind in _RESULT_FIELDS]
     per_iter = [[str(r["iteration"]), _fmt(r["faults"], "n"), _fmt(r["time_s"], "s"), _fmt(r["h2d_bytes"], "B"),
                  _fmt(r["d2h_bytes"], "B"), _fmt(r["prefetch_bytes"], "B")]
@@ -229,8 +228,22 @@ _SUMMARY_FIELDS = (
 )
 
 
-def summary_markdown(results: dict, trace_name: str | None = None) -> str:
-    """summary.md: the main figures per policy and the ratios deepum/um and deepum/oracle."""
+def config_markdown(results: dict, config_source: str | None = None) -> str:
+    """The paragraph of summary.md that says which config and calibration the replays used."""
+    d = _dicts(results)
+    lines = []
+    if "deepum" in d and d["deepum"].get("config"):
+        knobs = ", ".join(f"{key} {json.dumps(value)}" for key, value in d["deepum"]["config"].items())
+        lines.append(f"deepum's config ({config_source or 'as given'}): {knobs}.")
+    if "oracle" in d and d["oracle"].get("config"):
+        lines.append(f"oracle looks {d['oracle']['config']['lookahead']} kernels ahead: the config's lookahead.")
+    calibrations = sorted({r["calibration"] for r in d.values()})
+    lines.append(f"Costs from the calibration of {', '.join(calibrations)}.")
+    return " ".join(lines)
+
+
+def summary_markdown(results: dict, trace_name: str | None = None, config_source: str | None = None) -> str:
+    """summary.md: the main figures per policy, the ratios deepum/um and deepum/oracle, and the config."""
     d = _dicts(results)
     any_result = next(iter(d.values()))
     header = ["figure", *d, "deepum / um", "deepum / oracle"]
@@ -243,8 +256,8 @@ def summary_markdown(results: dict, trace_name: str | None = None) -> str:
     speedups = comparison_rows(d)
     title = f"# deepum replay report{f': {trace_name}' if trace_name else ''}"
     intro = (f"Capacity {format_bytes(any_result['capacity_bytes'])} for a footprint of "
-             f"{format_bytes(any_result['footprint_bytes'])}; {any_result['kernels']:,} kernels over "
-             f"{any_result['iterations']} iterations. Speedup over um: "
+             f"{format_bytes(any_result['footprint_bytes'])}; {counted(any_result['kernels'], 'kernel')} over "
+             f"{counted(any_result['iterations'], 'iteration')}. Speedup over um: "
              + ", ".join(f"{r['policy']} {_fmt(r['speedup_vs_um'], 'x')}" for r in speedups) + ".")
     notes = ("Ratios are deepum's figure divided by the other policy's (below 1 means deepum needs less). "
              "\"After the first iteration\" counts the later iterations only: it leaves out the set-up kernels "
@@ -255,99 +268,9 @@ def summary_markdown(results: dict, trace_name: str | None = None) -> str:
     warmup = f"Warm-up: {'; '.join(sentences)}." if sentences else ""
     per_iteration = _table(*_per_iteration_rows(results), markdown=True)
     plots = "\n".join(f"![{name[:-4]}]({name})" for name in PLOT_FILES)
-    parts = [title, intro, _table(header, rows, markdown=True), notes, per_iteration, warmup, plots]
+    parts = [title, intro, config_markdown(results, config_source), _table(header, rows, markdown=True), notes,
+             per_iteration, warmup, plots]
     return "\n\n".join(part for part in parts if part) + "\n"
-
-
-def _figure(rows: int = 1, height: float = 4.0):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(9, height * rows), layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def plot_faults_per_iteration(results: dict, path: Path) -> None:
-    """Faults per iteration per policy (symmetric log y, so that zero stays visible)."""
-    fig = _figure()
-    ax = fig.add_subplot()
-    for p, r in _dicts(results).items():
-        rows = sorted(r["per_iteration"], key=lambda x: x["iteration"])
-        ax.plot([x["iteration"] for x in rows], [x["faults"] for x in rows], marker="o", label=p,
-                color=_COLORS.get(p))
-    ax.set_yscale("symlog", linthresh=1)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.set_xlabel("iteration")
-    ax.set_ylabel("faults (4 KiB pages)")
-    ax.set_title("Faults per iteration")
-    ax.legend()
-    fig.savefig(path, dpi=120)
-
-
-def plot_timeline(results: dict, path: Path) -> None:
-    """Per-kernel faults and prefetched bytes against simulated time, one panel per policy."""
-    fig = _figure(rows=len(results), height=2.6)
-    axes = fig.subplots(len(results), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, (p, r) in zip(axes, results.items()):
-        tl = r.timeline
-        faults, prefetched = tl["kernel_faults"], tl["kernel_prefetch_bytes"] / 2**20
-        ax.plot(tl["kernel_t_start_s"], faults, drawstyle="steps-post", color="tab:red", lw=0.8)
-        ax.set_ylim(0, 1.05 * max(1, faults.max(initial=0)))
-        ax.set_ylabel("faults", color="tab:red")
-        pf = ax.twinx()
-        pf.plot(tl["kernel_t_start_s"], prefetched, drawstyle="steps-post", color="tab:blue", lw=0.8)
-        pf.set_ylim(0, 1.05 * max(1, prefetched.max(initial=0)))
-        pf.set_ylabel("prefetched MiB", color="tab:blue")
-        starts = tl["kernel_t_start_s"][1:][tl["kernel_iteration"][1:] != tl["kernel_iteration"][:-1]]
-        for t in starts:
-            ax.axvline(t, color="0.7", lw=0.6, ls="--")
-        ax.set_title(f"{p}: faults and prefetches per kernel (dashed: iteration start)", fontsize=10)
-    axes[-1].set_xlabel("simulated time (s)")
-    fig.savefig(path, dpi=120)
-
-
-def plot_time_breakdown(results: dict, path: Path) -> None:
-    """Stacked bars per policy: compute, fault stall and prefetch wait (s)."""
-    fig = _figure()
-    ax = fig.add_subplot()
-    d = _dicts(results)
-    bottom = [0.0] * len(d)
-    for key, label, color in (("compute_s", "compute", "tab:gray"), ("fault_stall_s", "fault stall", "tab:red"),
-                              ("prefetch_wait_s", "prefetch wait", "tab:blue")):
-        values = [r[key] for r in d.values()]
-        ax.bar(list(d), values, bottom=bottom, label=label, color=color)
-        bottom = [b + v for b, v in zip(bottom, values)]
-    ax.set_ylabel("simulated time (s)")
-    ax.set_title("Time breakdown")
-    ax.legend()
-    fig.savefig(path, dpi=120)
-
-
-def plot_tradeoff(tune_result, path: Path) -> None:
-    """Tuning trade-off: simulated time against table memory, Pareto frontier and the chosen config."""
-    fig = _figure()
-    ax = fig.add_subplot()
-    sizes = [c.table_bytes for c in tune_result.candidates]
-    unit, scale = next((u, f) for u, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1))
-                       if max(sizes) >= f)
-    ax.scatter([c.table_bytes / scale for c in tune_result.candidates], [c.time_s for c in tune_result.candidates],
-               color="0.6", label="replayed")
-    ax.plot([c.table_bytes / scale for c in tune_result.pareto], [c.time_s for c in tune_result.pareto],
-            marker="o", color="tab:blue", label="Pareto frontier")
-    best = tune_result.best
-    ax.scatter([best.table_bytes / scale], [best.time_s], marker="*", s=250, color="tab:orange", zorder=3,
-               label=f"chosen (lookahead {best.config.lookahead}, {best.config.block_rows}x{best.config.block_ways} "
-                     f"rows x ways, {best.config.block_successors} succ., {best.config.exec_records} rec.)")
-    if tune_result.budget_bytes is not None:
-        ax.axvline(tune_result.budget_bytes / scale, color="tab:red", ls="--", label="budget")
-    if max(sizes) > 10 * max(1, min(sizes)):
-        ax.set_xscale("log")
-    ax.set_xlabel(f"table memory ({unit})")
-    ax.set_ylabel("simulated time (s)")
-    ax.set_title("Tuning trade-off: time against table memory")
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=120)
 
 
 def format_tradeoff(tune_result) -> str:
@@ -360,10 +283,12 @@ def format_tradeoff(tune_result) -> str:
                    "faults"], rows)
 
 
-def write_report(results: dict, out_dir: str | Path, trace_name: str | None = None) -> list[Path]:
+def write_report(results: dict, out_dir: str | Path, trace_name: str | None = None,
+                 config_source: str | None = None) -> list[Path]:
     """Writes the three plots, summary.md and results.json into out_dir; returns the paths written.
 
-    `results` maps policy to a simulator result replayed with timeline=True.
+    `results` maps policy to a simulator result replayed with timeline=True; `config_source` says where
+    the config came from ("the defaults", "--config best.json").
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -371,8 +296,9 @@ def write_report(results: dict, out_dir: str | Path, trace_name: str | None = No
     plot_faults_per_iteration(results, paths[0])
     plot_timeline(results, paths[1])
     plot_time_breakdown(results, paths[2])
-    (out / "summary.md").write_text(summary_markdown(results, trace_name))
-    (out / "results.json").write_text(to_json({"trace": trace_name, "results": _dicts(results)}, indent=2) + "\n")
+    (out / "summary.md").write_text(summary_markdown(results, trace_name, config_source))
+    (out / "results.json").write_text(to_json({"trace": trace_name, "config_source": config_source,
+                                               "results": _dicts(results)}, indent=2) + "\n")
     return [*paths, out / "summary.md", out / "results.json"]
 
 

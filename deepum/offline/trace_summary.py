@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 
-from ..units import format_bytes
+from ..units import counted, format_bytes
 from .trace_format import META_KEYS, OPTIONAL_GROUPS, PAGE_BYTES, Trace
 
 
@@ -51,9 +51,10 @@ def format_summary(trace: Trace) -> str:
     lines = [
         f"{meta['format']} v{meta['version']}, source {meta['source']}, device {meta['device'] or '-'}, "
         f"capacity {capacity}",
-        f"kernels     {s['kernels']:,} launches, {s['exec_ids']:,} exec IDs, {s['kernel_names']:,} names, "
-        f"{s['iterations']:,} iterations",
-        f"accesses    {s['accesses']:,} rows, {s['blocks']:,} blocks, footprint {format_bytes(s['footprint_bytes'])}",
+        f"kernels     {counted(s['kernels'], 'launch', 'launches')}, {counted(s['exec_ids'], 'exec ID')}, "
+        f"{counted(s['kernel_names'], 'name')}, {counted(s['iterations'], 'iteration')}",
+        f"accesses    {counted(s['accesses'], 'row')}, {counted(s['blocks'], 'block')}, "
+        f"footprint {format_bytes(s['footprint_bytes'])}",
         f"per iter    {per_iteration} accessed (mean), {written} of accesses write",
         f"recorded    {groups}",
     ]
