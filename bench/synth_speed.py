@@ -4,9 +4,12 @@ Each case runs the command line in a fresh process (imports, generation, validat
 compressed write included; the JIT cache warm, after one untimed run) and keeps the best of REPEATS
 runs. With `--baseline DIR` the same cases also run against another source tree (e.g. an export of an
 earlier revision: `git archive REV | tar -x -C DIR`), and the traces of the two trees are compared
-array by array. Without it, the baseline figures already in the results file are kept.
+array by array. Without it, the baseline figures already in the results file are kept. `--source DIR`
+times another tree in place of this checkout (e.g. an export of a commit, when the checkout holds
+changes not to be measured).
 
-Run: python bench/synth_speed.py [--repeats N] [--baseline DIR --baseline-revision REV]
+Run: python bench/synth_speed.py [--repeats N] [--source DIR --source-revision REV]
+                                 [--baseline DIR --baseline-revision REV]
 Writes bench/results/synth_speed.json.
 """
 from __future__ import annotations
@@ -43,11 +46,17 @@ def run_synth(source: Path, case: list[str], output: Path) -> float:
     return time.perf_counter() - start
 
 
-def best_of(source: Path, case: list[str], output: Path, repeats: int) -> dict:
-    """One untimed run (it fills the JIT cache), then the best and every one of `repeats` timed runs."""
-    run_synth(source, case, output)
-    runs = [run_synth(source, case, output) for _ in range(repeats)]
-    return {"best_s": min(runs), "runs_s": runs}
+def interleaved(trees: dict[str, Path], case: list[str], outputs: dict[str, Path], repeats: int) -> dict:
+    """Per tree: one untimed run (it fills the JIT cache), then `repeats` timed runs taken in turns
+    with the other trees' (so that a change in the machine's load falls on all of them); the best and
+    every run."""
+    for name, tree in trees.items():
+        run_synth(tree, case, outputs[name])
+    runs = {name: [] for name in trees}
+    for _ in range(repeats):
+        for name, tree in trees.items():
+            runs[name].append(run_synth(tree, case, outputs[name]))
+    return {name: {"best_s": min(times), "runs_s": times} for name, times in runs.items()}
 
 
 def identical(a: Path, b: Path) -> bool:
@@ -65,6 +74,8 @@ def identical(a: Path, b: Path) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per case, best kept (default 3)")
+    parser.add_argument("--source", type=Path, default=ROOT, help="the source tree to time (default: this checkout)")
+    parser.add_argument("--source-revision", help="the revision --source was exported from")
     parser.add_argument("--baseline", type=Path, help="another source tree to time the same cases against")
     parser.add_argument("--baseline-revision", help="the revision the baseline tree was exported from")
     args = parser.parse_args()
@@ -72,16 +83,21 @@ def main() -> None:
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     record = {"command": "python bench/synth_speed.py " + " ".join(sys.argv[1:]), "machine": machine(),
               "repeats": args.repeats, "cases": {}}
+    if args.source != ROOT:
+        record["machine"]["revision"] = args.source_revision
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, case in CASES.items():
-            now = tmp / f"{name}.npz"
-            row = {"synth_args": case, "revision": source_revision(), **best_of(ROOT, case, now, args.repeats)}
+            trees = {"source": args.source.resolve()}
             if args.baseline is not None:
-                before = tmp / f"{name}-baseline.npz"
-                row["baseline"] = {"revision": args.baseline_revision,
-                                   **best_of(args.baseline.resolve(), case, before, args.repeats)}
-                row["baseline"]["identical_trace"] = identical(before, now)
+                trees["baseline"] = args.baseline.resolve()
+            outputs = {tree: tmp / f"{name}-{tree}.npz" for tree in trees}
+            timings = interleaved(trees, case, outputs, args.repeats)
+            revision = source_revision() if args.source == ROOT else args.source_revision
+            row = {"synth_args": case, "revision": revision, **timings["source"]}
+            if args.baseline is not None:
+                row["baseline"] = {"revision": args.baseline_revision, **timings["baseline"],
+                                   "identical_trace": identical(outputs["baseline"], outputs["source"])}
             else:
                 kept = previous.get("cases", {}).get(name, {}).get("baseline")
                 if kept is not None:
