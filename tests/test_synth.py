@@ -330,3 +330,48 @@ def test_generator_options_follow_the_signatures():
 def test_bad_sizes_are_refused(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("model, options", [
+    ("transformer", dict(layers=3, hidden=256, heads=4, seq=128, batch=2, vocab=512, iterations=3)),
+    ("transformer", dict(layers=1, hidden=128, heads=2, seq=64, batch=1, vocab=256, iterations=1)),
+    ("cnn", dict(depth=50, width=8, image=64, batch=2, iterations=3)),
+])
+def test_estimate_counts_what_the_generator_writes(model, options):
+    from deepum.offline.synth import GENERATORS
+    from deepum.offline.synth_estimate import estimate
+
+    trace = GENERATORS[model](**options)
+    guess = estimate(model, **options)
+    assert guess.kernels == pytest.approx(trace.num_kernels, rel=0.1)
+    assert guess.accesses == pytest.approx(trace.num_accesses, rel=0.1)
+    assert guess.memory_bytes > 0
+
+
+def test_sizes_that_cannot_fit_are_refused_before_any_work():
+    import time
+
+    from deepum.offline.synth_estimate import check_fits
+
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match=r"--layers 100000.*|needing about .* of memory, and 1.00 GiB is available"):
+        check_fits("transformer", {"layers": 100000}, available=2**30)
+    with pytest.raises(ValueError, match="more than .* block accesses"):
+        check_fits("transformer", {"layers": 10**9}, available=2**40)
+    with pytest.raises(ValueError, match="give smaller sizes than --iterations 1000000000000"):
+        check_fits("cnn", {"iterations": 10**12}, available=2**40)
+    assert time.perf_counter() - start < 5
+    assert check_fits("transformer", {"layers": 2}, available=2**40).kernels > 0
+
+
+def test_monitored_generation_reports_progress(monkeypatch):
+    from deepum.offline import synth_stream
+    from deepum.offline.synth import GENERATORS
+    from deepum.offline.synth_stream import monitored
+
+    MONITOR_EVERY = 16
+    monkeypatch.setattr(synth_stream, "MONITOR_EVERY", MONITOR_EVERY)
+    heard = []
+    with monitored(heard.append):
+        trace = GENERATORS["transformer"](layers=2, hidden=128, heads=2, seq=64, batch=1, vocab=256, iterations=3)
+    assert sum(heard) == trace.num_kernels // MONITOR_EVERY * MONITOR_EVERY > 0

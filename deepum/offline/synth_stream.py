@@ -4,6 +4,7 @@ IDs and durations from a roofline of an H100/H200-class GPU; the model skeleton 
 their gradients) and the training loop."""
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import typing
 
@@ -26,6 +27,13 @@ _JITTER_BATCH = 4096                            # jitter factors drawn at a time
 _MTA_CHUNK = 65536
 _MTA_BLOCKS = 320
 _MTA_TENSORS = {1: 110, 2: 64, 3: 48, 4: 36, 5: 30}
+
+# Set while a generator only counts what it would write (see counting()), and to a callable that hears
+# of every MONITOR_EVERY launches while it writes (see monitored()).
+_COUNTING: contextvars.ContextVar[bool] = contextvars.ContextVar("synth_counting", default=False)
+_MONITOR: contextvars.ContextVar[typing.Callable[[int], None] | None] = contextvars.ContextVar(
+    "synth_monitor", default=None)
+MONITOR_EVERY = 1024
 
 F32 = 4
 I64 = 8
@@ -100,6 +108,61 @@ def _extent_accesses(address, nbytes, writes):
     return blocks[:rows].copy(), pages[:rows].copy(), write[:rows].copy()
 
 
+class Counts:
+    """What a generator would write, counted instead of written: kernels, access rows and allocator
+    events, per iteration (-1 is the set-up before the first)."""
+
+    def __init__(self):
+        self.kernels: dict[int, int] = {-1: 0}
+        self.accesses: dict[int, int] = {-1: 0}
+        self.mem_events = 0
+        self._iteration = -1
+
+    def begin_iteration(self) -> None:
+        self._iteration += 1
+        self.kernels[self._iteration] = self.accesses[self._iteration] = 0
+
+    def add_launch(self, args: np.ndarray) -> None:
+        """Counts a launch of the extents `args` (address, bytes, mode) and the blocks they cover."""
+        order = np.argsort(args[:, 0], kind="stable")
+        first = args[order, 0] >> 21
+        last = (args[order, 0] + args[order, 1] - 1) >> 21
+        # The blocks of the union of the extents: each one adds those past every earlier one's last block.
+        reach = np.maximum.accumulate(last)
+        fresh = last[1:] - np.maximum(first[1:], reach[:-1] + 1) + 1
+        self.kernels[self._iteration] += 1
+        self.accesses[self._iteration] += int(last[0] - first[0] + 1 + np.maximum(fresh, 0).sum())
+
+    def add_mem_event(self, action: int, address: int, nbytes: int) -> None:
+        self.mem_events += 1
+
+    def finish(self) -> Counts:
+        return self
+
+
+class counting:
+    """Context in which generators return the Counts of their trace instead of the trace."""
+
+    def __enter__(self):
+        self._token = _COUNTING.set(True)
+
+    def __exit__(self, *exc):
+        _COUNTING.reset(self._token)
+
+
+class monitored:
+    """Context in which generators call `monitor(launches)` every MONITOR_EVERY launches."""
+
+    def __init__(self, monitor: typing.Callable[[int], None]):
+        self._monitor = monitor
+
+    def __enter__(self):
+        self._token = _MONITOR.set(self._monitor)
+
+    def __exit__(self, *exc):
+        _MONITOR.reset(self._token)
+
+
 class Stream:
     """One CUDA stream of a training process: allocates through the caching-allocator model and
     launches kernels into a TraceWriter with their accesses, execution IDs and modelled durations."""
@@ -112,6 +175,9 @@ class Stream:
         self._accesses: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._jitter: list[float] = []
         self._jitter_at = 0
+        self._counts = writer if isinstance(writer, Counts) else None
+        self._monitor = _MONITOR.get()
+        self._launches = 0
 
     def empty(self, nbytes: int) -> Tensor:
         """A new uninitialised tensor of `nbytes` bytes."""
@@ -131,6 +197,14 @@ class Stream:
         extents = [(t.address, t.nbytes, mode) for mode, group in enumerate((reads, writes, updates))
                    for t in group]
         args = np.array(extents, dtype=np.int64).reshape(-1, 3)
+        if self._counts is not None:
+            self._counts.add_launch(args)
+            return
+        if self._monitor is not None:
+            self._launches += 1
+            if self._launches == MONITOR_EVERY:
+                self._monitor(self._launches)
+                self._launches = 0
         key = exec_id(name, args)
         accesses = self._accesses.get(key)
         if accesses is None:
@@ -205,7 +279,9 @@ def check_dtype(dtype_bytes: int) -> None:
         raise ValueError(f"dtype_bytes must be one of {sorted(MATMUL_FLOPS_PER_S)} (bf16, fp32), got {dtype_bytes!r}")
 
 
-def new_writer(model: str, config: dict, parameters: int) -> TraceWriter:
+def new_writer(model: str, config: dict, parameters: int) -> TraceWriter | Counts:
+    if _COUNTING.get():
+        return Counts()
     notes = f"synthetic {model}: " + " ".join(f"{key}={value}" for key, value in config.items())
     return TraceWriter(source="synthetic", notes=notes, record_memory_events=True,
                        extra_meta={"model": {"generator": model, **config, "parameters": parameters}})
