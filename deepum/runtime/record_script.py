@@ -8,11 +8,19 @@ import sys
 from . import session
 
 
+class RecordSetupError(Exception):
+    """deepum could not start (no GPU runtime, a bad capacity or config): nothing of the script ran."""
+
+
 def run_recorded(script: str, script_args: list[str], output: str, mode: str = "deepum",
                  capacity: str | None = None, config: str | None = None) -> None:
     """Enables deepum (recording into `output`), runs `script` with `script_args` as its argv,
-    and writes the trace when the script ends (also when it raises)."""
-    session.enable(mode, capacity=capacity, config=config, record=output)
+    and writes the trace when the script ends (also when it raises). RecordSetupError when deepum
+    cannot start; an error of the script itself propagates unchanged."""
+    try:
+        session.enable(mode, capacity=capacity, config=config, record=output)
+    except (ImportError, RuntimeError, ValueError, OSError) as exc:
+        raise RecordSetupError(str(exc)) from exc
     saved_argv = sys.argv
     sys.argv = [script, *script_args]
     try:
