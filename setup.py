@@ -5,11 +5,15 @@ import glob
 import shutil
 from pathlib import Path
 
-from pybind11.setup_helpers import Pybind11Extension, build_ext
+from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 NATIVE_SOURCES = ("driver_hooks", "kernels")
+
+# The extension's sources compile in parallel, one job per CPU (NPY_NUM_BUILD_JOBS sets another count);
+# each build recompiles every source, since a header change must reach every file that includes it.
+ParallelCompile("NPY_NUM_BUILD_JOBS").install()
 
 native = Pybind11Extension(
     "deepum._native",

@@ -2,10 +2,11 @@
 
 Single process, one core; the wall time of each replay is taken with time.perf_counter and the best
 of REPEATS runs is kept. Traces: the default transformer and cnn generators, replayed at half their
-footprint. Writes bench/results/replay_throughput.json and prints whether the deepum policy meets
-the target of TARGET_ACCESSES_PER_S.
+footprint. Writes the JSON result to -o (default replay_throughput.json in the current folder; the
+committed result, bench/results/replay_throughput.json, changes only when named) and prints whether
+the deepum policy meets the target of TARGET_ACCESSES_PER_S.
 
-Run: python bench/replay_throughput.py [--repeats N]
+Run: python bench/replay_throughput.py [--repeats N] [-o FILE]
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from deepum.units import parse_capacity
 
 TARGET_ACCESSES_PER_S = 2_000_000
 CAPACITY_FRACTION = 0.5
-RESULTS = Path(__file__).resolve().parent / "results" / "replay_throughput.json"
+DEFAULT_OUTPUT = "replay_throughput.json"
 
 
 def cpu_model() -> str:
@@ -74,7 +75,12 @@ def measure(trace, policy: str, capacity: int, repeats: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="replays per measurement, best kept (default 5)")
+    parser.add_argument("-o", "--output", type=Path, default=Path(DEFAULT_OUTPUT),
+                        help=f"JSON result to write (default {DEFAULT_OUTPUT}; the committed one is "
+                             "bench/results/replay_throughput.json)")
     args = parser.parse_args()
+    if args.output.is_dir():
+        parser.error(f"-o {args.output} is a folder; give a file name")
 
     rows = []
     for model, generate in GENERATORS.items():
@@ -91,12 +97,12 @@ def main() -> None:
     print(f"target {TARGET_ACCESSES_PER_S / 1e6:.0f} M accesses/s per core for the deepum policy: "
           f"{'met' if met else 'NOT met'} (slowest deepum replay {min(deepum_rates) / 1e6:.2f} M/s)")
 
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"machine": machine(), "repeats": args.repeats,
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({"machine": machine(), "repeats": args.repeats,
                                    "capacity_fraction": CAPACITY_FRACTION,
                                    "target_accesses_per_s": TARGET_ACCESSES_PER_S, "target_met": met,
                                    "results": rows}, indent=2) + "\n")
-    print(f"wrote {RESULTS}")
+    print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":
