@@ -41,7 +41,8 @@ def cmd_synth(args) -> int:
               disable=not common.progress()) as bar:
         with monitored(bar.update), common.input_errors(f"cannot build {args.model} trace: "):
             trace = GENERATORS[args.model](**kwargs)
-        bar.update(max(0, trace.num_kernels - bar.n))
+        bar.total = trace.num_kernels  # the estimate's total, corrected now that the count is known
+        bar.update(trace.num_kernels - bar.n)
     write_trace(trace, out)
     print(f"{out}: {args.model}, {counted(trace.num_kernels, 'kernel')}, "
           f"{counted(trace.num_accesses, 'block access', 'block accesses')}, "
