@@ -6,6 +6,7 @@
 #include <string>
 
 #include "options_binding.hpp"
+#include "predictor.hpp"
 
 namespace py = pybind11;
 using deepum::PredictedKernel;

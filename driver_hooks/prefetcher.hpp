@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "block_list.hpp"
-#include "correlation.hpp"
+#include "predictor.hpp"
 
 namespace deepum {
 

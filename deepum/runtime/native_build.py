@@ -79,7 +79,7 @@ ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/recorder.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",
     "driver_hooks/options_binding.hpp", "driver_hooks/units.hpp", "driver_hooks/block_list.hpp",
     "driver_hooks/replacement.hpp", "driver_hooks/prefetcher.hpp", "driver_hooks/next_use.hpp",
-    "driver_hooks/correlation.hpp"),
+    "driver_hooks/predictor.hpp", "driver_hooks/correlation.hpp", "driver_hooks/block_table.hpp"),
                                flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)
 
 

@@ -1,0 +1,118 @@
+// The DeepUM predictor (native): the window of the running kernel and the kernels predicted after it,
+// from the correlation tables. deepum/specs/predictor.py is the readable specification; this must agree
+// with it on every input (tests/test_native_agrees.py). Header-only, no CUDA, no Python.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <stdexcept>
+#include <vector>
+
+#include "correlation.hpp"
+
+namespace deepum {
+
+struct PredictedKernel {
+  uint64_t exec_id;
+  std::vector<int64_t> blocks;  // UM blocks in chain-walk order, no repeats
+};
+
+struct WindowChange {
+  size_t popped;  // entries removed from the front of window() by this on_kernel (all old ones on a rebuild)
+  size_t pushed;  // entries appended at the back (the last `pushed` entries of window())
+};
+
+// The window of the running kernel and the kernels predicted to follow it, each with its predicted UM
+// blocks. On each launch: a launch that matches window()[1] is a kernel hit and pops the front; any other
+// launch rebuilds the window from the launched kernel (a kernel miss if a prediction existed). Then the tail
+// grows one predicted kernel at a time, each predicted from the launch history followed by the kernels
+// predicted before it, until the window holds lookahead + 1 entries or there is no prediction; later
+// launches grow it again.
+class Predictor {
+ public:
+  explicit Predictor(const CorrelationConfig& config) : config_(checked(config)), tables_(config) {}
+
+  WindowChange on_kernel(uint64_t exec_id) {  // a kernel launched
+    tables_.on_kernel(exec_id);
+    if (window_.size() >= 2 && window_[1].exec_id == exec_id) {
+      pop_front();
+      ++kernel_hits_;
+      return {1, extend()};
+    }
+    if (window_.size() >= 2) ++kernel_misses_;
+    const size_t popped = window_.size();
+    while (!window_.empty()) pop_front();
+    push_back(exec_id);
+    return {popped, 1 + extend()};
+  }
+
+  void on_fault(int64_t block) { tables_.on_fault(block); }  // the running kernel faulted on `block`
+  // UM blocks one earlier launch of `exec_id` faulted on, in order, learned now (see
+  // CorrelationTables::learn_faults); the window keeps its chains until its entries are rebuilt.
+  void learn_faults(uint64_t exec_id, const int64_t* blocks, size_t count) { tables_.learn_faults(exec_id, blocks, count); }
+
+  // window()[0] is the running kernel with its predicted blocks; [1..] the predicted next kernels.
+  const std::deque<PredictedKernel>& window() const { return window_; }
+  uint64_t kernel_hits() const { return kernel_hits_; }      // launches that matched window()[1] of the previous launch
+  uint64_t kernel_misses() const { return kernel_misses_; }  // launches that did not, where window()[1] existed
+  size_t table_bytes() const { return tables_.bytes(); }     // bytes the tables hold now
+
+  // UM blocks predicted now for one launch of `exec_id`, in chain-walk order.
+  std::vector<int64_t> predict_blocks(uint64_t exec_id) {
+    std::vector<int64_t> blocks;
+    tables_.chain(exec_id, blocks);
+    return blocks;
+  }
+
+ private:
+  static const CorrelationConfig& checked(const CorrelationConfig& c) {
+    for (size_t value : {c.lookahead, c.exec_ids, c.exec_records, c.block_rows, c.block_ways, c.block_successors,
+                         c.chain_blocks})
+      if (value == 0) throw std::invalid_argument("CorrelationConfig sizes must be positive");
+    return c;
+  }
+
+  size_t extend() {
+    // Context: the launch history (its last entry is window_[0]) followed by the predicted kernels.
+    Context context;
+    const Context& history = tables_.history();
+    const size_t known = kHistory + window_.size();
+    for (size_t i = 0; i <= kHistory; ++i) {
+      const size_t at = known - (kHistory + 1) + i;
+      context[i] = at < kHistory ? history[at] : window_[at - kHistory].exec_id;
+    }
+    size_t pushed = 0;
+    uint64_t next;
+    while (window_.size() < config_.lookahead + 1 && tables_.predict_next(context, next)) {
+      push_back(next);
+      std::copy(context.begin() + 1, context.end(), context.begin());
+      context.back() = next;
+      ++pushed;
+    }
+    return pushed;
+  }
+
+  void push_back(uint64_t exec_id) {
+    std::vector<int64_t> blocks;
+    if (!spare_blocks_.empty()) {
+      blocks = std::move(spare_blocks_.back());
+      spare_blocks_.pop_back();
+    }
+    tables_.chain(exec_id, blocks);
+    window_.push_back({exec_id, std::move(blocks)});
+  }
+
+  void pop_front() {
+    spare_blocks_.push_back(std::move(window_.front().blocks));
+    window_.pop_front();
+  }
+
+  CorrelationConfig config_;
+  CorrelationTables tables_;
+  std::deque<PredictedKernel> window_;
+  std::vector<std::vector<int64_t>> spare_blocks_;  // storage of popped entries, reused by new ones
+  uint64_t kernel_hits_ = 0, kernel_misses_ = 0;
+};
+
+}  // namespace deepum
