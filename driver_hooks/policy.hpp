@@ -29,6 +29,10 @@
 
 namespace deepum {
 
+// Launches after which, with no iteration mark (inference, a custom optimizer), the replacement rule
+// starts a new iteration of its own: its history of uses stays bounded.
+constexpr uint64_t kLongestIteration = uint64_t(1) << 16;
+
 // What the policy asks of the memory behind the blocks (the engine's memory map, the simulator's
 // record of allocations).
 class MemoryFacts {
@@ -89,6 +93,10 @@ class Policy : private Candidates {
   const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count) {
     plan_.moves.clear();
     launch_ += 1;
+    if (replacement_ && launch_ - foresight_start_ >= kLongestIteration) {
+      replacement_->start_iteration(launch_);
+      foresight_start_ = launch_;
+    }
     missing_.clear();
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];
@@ -137,6 +145,7 @@ class Policy : private Candidates {
     iteration_ += 1;
     touched_this_iteration_ = 0;
     if (replacement_) replacement_->start_iteration(launch_ + 1);
+    foresight_start_ = launch_ + 1;
     return touched;
   }
 
@@ -266,6 +275,7 @@ class Policy : private Candidates {
   size_t issued_ = 0;                           // window entries whose prefetches are all decided
   int64_t resident_count_ = 0, peak_ = 0, touched_ = 0, touched_this_iteration_ = 0;
   uint64_t launch_ = 0, iteration_ = 0;
+  uint64_t foresight_start_ = 1;                // launch at which the replacement rule's iteration began
   bool predicted_ = false;                      // the last launch went through the prefetcher
   bool sparing_ = false, driver_rule_ = false;  // how victim() is asking
   std::vector<Block> missing_;

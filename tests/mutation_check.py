@@ -40,6 +40,8 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "victim(launch_, *this, need_at);", "victim(launch_, *this, 0);"),
     "victim-in-use-by-the-running-kernel": (
         "driver_hooks/policy.hpp", "return used_by_[b] != launch_ && (", "return (true) && ("),
+    "bookkeeping-unbounded-without-marks": (
+        "driver_hooks/policy.hpp", "kLongestIteration = uint64_t(1) << 16;", "kLongestIteration = UINT64_MAX;"),
     "cancellation-ignored": (
         "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
 }

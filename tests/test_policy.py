@@ -215,3 +215,32 @@ def test_unknown_modes_are_refused():
         _native.Policy("oracle", 2, DeepUMConfig().to_dict())
     with pytest.raises(ValueError):
         _native.Policy("sometimes", 2, DeepUMConfig().to_dict())
+
+
+def test_without_iteration_marks_both_start_their_own_iterations():
+    """Past LONGEST_ITERATION launches with no mark, the replacement rule starts an iteration itself,
+    in the spec and natively alike (the same decisions on either side of the boundary)."""
+    from deepum.specs.policy import LONGEST_ITERATION
+
+    pair = _both("deepum", 4, eviction="next_use", lookahead=2)
+    program = [(10, [0, 1]), (11, [2, 3]), (12, [4, 5]), (13, [0, 6])]
+    for launch in range(LONGEST_ITERATION + 500):
+        exec_id, blocks = program[launch % len(program)]
+        pair.launch(exec_id, blocks)
+
+
+def test_native_bookkeeping_stays_flat_without_iteration_marks():
+    """Inference or a custom optimizer never marks an iteration: the policy's memory must not grow
+    with the number of launches."""
+    def resident_kib() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * 4
+
+    native = _native.Policy("deepum", 8, DeepUMConfig(lookahead=4).to_dict())
+    program = [(100 + k, [(3 * k + j) % 24 for j in range(4)]) for k in range(16)]
+    for launch in range(150_000):
+        native.on_launch(*program[launch % len(program)])
+    before = resident_kib()
+    for launch in range(450_000):
+        native.on_launch(*program[launch % len(program)])
+    assert resident_kib() - before < 4096

@@ -41,6 +41,10 @@ LRU_DEAD_SEARCH = 64
 FORESEEN_DEAD_SEARCH = 1
 """Eviction by next use: candidates searched for a dead block."""
 
+LONGEST_ITERATION = 1 << 16
+"""Launches after which, with no iteration mark, the replacement rule starts an iteration of its own
+(its history of uses stays bounded under inference or a custom optimizer)."""
+
 
 class LaunchPlan(NamedTuple):
     demand_prefetch: bool  # the "demand" blocks are prefetched just before the kernel
@@ -68,6 +72,7 @@ class Policy:
         self._issued = 0
         self._launch = self._iteration = self._touched_this_iteration = self.peak_resident_blocks = 0
         self._predicted = False
+        self._foresight_start = 1  # launch at which the replacement rule's iteration began
         self._moves: list = []
 
     # ----------------------------------------------------------------------------------- events
@@ -75,6 +80,9 @@ class Policy:
         """A kernel with `exec_id` launches and uses `blocks` (each once)."""
         self._moves = []
         self._launch += 1
+        if self._next_use and self._launch - self._foresight_start >= LONGEST_ITERATION:
+            self._next_use.start_iteration(self._launch)
+            self._foresight_start = self._launch
         missing = []
         for b in blocks:
             self._used_by[b] = self._launch
@@ -116,6 +124,7 @@ class Policy:
         self._iteration += 1
         if self._next_use:
             self._next_use.start_iteration(self._launch + 1)
+        self._foresight_start = self._launch + 1
         return touched
 
     def release(self, block: int) -> None:
