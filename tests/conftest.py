@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import time
 
 import pytest
 
@@ -34,3 +35,15 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason=f"GPU test: {gpu_unavailable_reason()}")
         for item in gpu_items:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def allocator_built():
+    """GPU tests: builds the managed allocator once in this process, so the processes each case runs in
+    find it cached."""
+    from deepum.runtime import native_build
+
+    started = time.perf_counter()
+    path = native_build.build_library(native_build.MANAGED_ALLOCATOR)
+    print(f"\nmanaged allocator: {path} ({time.perf_counter() - started:.1f} s)")
+    return path

@@ -16,7 +16,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -128,17 +127,6 @@ CASES = {name[len("case_"):]: fn for name, fn in dict(globals()).items() if name
 
 
 # --- the tests (run each case in a subprocess) ----------------------------------------------
-
-@pytest.fixture(scope="session")
-def allocator_built():
-    """Builds the allocator once in this process, so the case processes find it cached."""
-    from deepum.runtime import native_build
-
-    started = time.perf_counter()
-    path = native_build.build_library(native_build.MANAGED_ALLOCATOR)
-    print(f"\nmanaged allocator: {path} ({time.perf_counter() - started:.1f} s)")
-    return path
-
 
 def run_case(name: str, timeout: float = 300) -> dict:
     if importlib.util.find_spec("cupy") is None:

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -256,17 +255,6 @@ CASES = {name[len("case_"):]: fn for name, fn in dict(globals()).items() if name
 
 
 # --- the tests (run each case in a subprocess) ----------------------------------------------
-
-@pytest.fixture(scope="session")
-def allocator_built():
-    """Builds the allocator once in this process, so the case processes find it cached."""
-    from deepum.runtime import native_build
-
-    started = time.perf_counter()
-    path = native_build.build_library(native_build.MANAGED_ALLOCATOR)
-    print(f"\nmanaged allocator: {path} ({time.perf_counter() - started:.1f} s)")
-    return path
-
 
 def run_case(name: str, arg: str = "", timeout: float = 300) -> tuple[dict, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
