@@ -98,7 +98,7 @@ BROKEN = {
     "source": (lambda: with_meta(source="real"), "meta.source"),
     "device type": (lambda: with_meta(device=0), "meta.device"),
     "capacity type": (lambda: with_meta(capacity_bytes="8GiB"), "meta.capacity_bytes"),
-    "iterations negative": (lambda: with_meta(iterations=-1), "meta.iterations"),
+    "meta iterations negative": (lambda: with_meta(iterations=-1), "meta.iterations"),
     "iterations bool": (lambda: with_meta(iterations=True), "meta.iterations"),
     "notes type": (lambda: with_meta(notes=None), "meta.notes"),
     "extra key not JSON": (lambda: with_meta(seeds={1, 2}), "meta: must be JSON-encodable"),
@@ -164,7 +164,8 @@ BROKEN = {
                           "iteration_first_kernel: must be strictly increasing"),
     "iterations past kernels": (lambda: with_arrays(iteration_first_kernel=i64(0, 3)),
                                 "iteration_first_kernel: must be in 0..2"),
-    "iterations negative": (lambda: with_arrays(iteration_first_kernel=i64(-1, 2)), "iteration_first_kernel"),
+    "iteration first kernel negative": (lambda: with_arrays(iteration_first_kernel=i64(-1, 2)),
+                                        "iteration_first_kernel"),
 }
 
 

@@ -55,7 +55,8 @@ def tune_outputs(given: str) -> tuple[Path, Path]:
 
 
 def cmd_tune(args) -> int:
-    from ..offline.report import format_tradeoff, plot_tradeoff, to_json
+    from ..offline.report import format_tradeoff, to_json
+    from ..offline.report_plots import plot_tradeoff
     from ..offline.tune import TIME_TOLERANCE, tune
 
     trace, capacity, config, calibration = common.replay_inputs(args)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from ..units import counted, format_bytes
 from .report_plots import plot_faults_per_iteration, plot_time_breakdown, plot_timeline
-from .report_plots import plot_tradeoff  # noqa: F401  (here too: `deepum tune` draws it beside its result)
 
 POLICY_ORDER = ("um", "deepum", "oracle")
 PLOT_FILES = ("faults_per_iteration.png", "timeline.png", "time_breakdown.png")
