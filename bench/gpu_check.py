@@ -13,7 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from modes import BUDGETED_MODES  # the script's own folder is first on sys.path
+from guard import child_env  # the script's own folder is first on sys.path
+from modes import BUDGETED_MODES
 
 HERE = Path(__file__).resolve().parent
 
@@ -24,7 +25,7 @@ def train(mode: str, out: Path, extra: list[str], capacity: int | None = None, t
     if capacity is not None:
         command += ["--capacity", str(capacity)]
     print("$", " ".join(command), flush=True)
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, env=child_env())
     return json.loads(path.read_text())
 
 

@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bench_report  # noqa: E402
+from guard import child_env  # noqa: E402
 import physical_limit  # noqa: E402
 import workloads  # noqa: E402
 from modes import ABLATIONS, GPU_MODES, SWEEP_MODES, UNBUDGETED_MODES  # noqa: E402
@@ -159,7 +160,8 @@ def run_one(args, workload: str, mode: str, budget: float | None, capacity: int 
     start = time.monotonic()
     with log.open("w") as sink:
         try:
-            code = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, timeout=args.timeout).returncode
+            code = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, timeout=args.timeout,
+                                  env=child_env()).returncode
         except subprocess.TimeoutExpired:
             code = None
     wall = time.monotonic() - start

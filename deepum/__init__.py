@@ -25,6 +25,7 @@ _LAZY = {
     "Session": "runtime.session",
     "advise_model": "runtime.advice",
     "TooLateError": "runtime.limits",
+    "OversubscriptionRefused": "runtime.limits",
 }
 
 __all__ = ["DeepUMConfig", *_LAZY]

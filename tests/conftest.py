@@ -1,12 +1,18 @@
 """Skips tests marked `gpu` when PyTorch with a CUDA GPU (or nvcc, which builds the allocator) is
-missing, so the suite runs everywhere."""
+missing, so the suite runs everywhere; and never lets a test go past GPU memory: every test, and
+every process a test starts, runs with DEEPUM_NO_OVERSUBSCRIBE=1, so deepum.enable() refuses the
+opt-in to oversubscribe the GPU. Tests of the opt-in itself remove the variable with monkeypatch."""
 from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import time
 
 import pytest
+
+# Set on import, before any test runs or starts a process, whatever the caller's environment says.
+os.environ["DEEPUM_NO_OVERSUBSCRIBE"] = "1"
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,4 +1,4 @@
-"""The GPU runtime's logic that needs no GPU: configuration, the fuse rule, the too-late rule, the
+"""The GPU runtime's logic that needs no GPU: configuration, the too-late rule, the
 native build cache, the allocator's fuse and registry (against a host-only CUDA stub), and
 importing without torch."""
 from __future__ import annotations
@@ -16,8 +16,7 @@ import pytest
 
 from deepum.runtime import native_build
 from deepum.config import DeepUMConfig
-from deepum.runtime.limits import (RuntimeConfig, fuse_message, resolve_capacity, resolve_max_managed_bytes,
-                                   too_late_reason)
+from deepum.runtime.limits import RuntimeConfig, too_late_reason
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -49,45 +48,6 @@ def test_config_rejects_bad_values(kwargs, message):
 
 def test_config_keeps_predictor_config():
     assert RuntimeConfig(config=DeepUMConfig(lookahead=8)).config.lookahead == 8
-
-
-# --- the fuse rule: managed memory at most half of the free GPU memory ---------------------
-
-def test_fuse_defaults_to_half_the_free_memory():
-    assert resolve_max_managed_bytes(None, 80 * GiB) == 40 * GiB
-
-
-def test_fuse_accepts_values_up_to_half_the_free_memory():
-    assert resolve_max_managed_bytes(2 * GiB, 80 * GiB) == 2 * GiB
-    assert resolve_max_managed_bytes(40 * GiB, 80 * GiB) == 40 * GiB
-
-
-def test_fuse_refuses_more_than_half_the_free_memory():
-    with pytest.raises(ValueError, match=r"above the safety limit of half the free GPU memory \(40.00 GiB"):
-        resolve_max_managed_bytes(40 * GiB + 1, 80 * GiB)
-
-
-def test_fuse_needs_free_memory():
-    with pytest.raises(ValueError, match="no room for managed memory"):
-        resolve_max_managed_bytes(None, 1)
-
-
-def test_capacity_defaults_to_free_minus_headroom():
-    assert resolve_capacity(None, 80 * GiB, GiB) == 79 * GiB
-    assert resolve_capacity(8 * GiB, 80 * GiB, GiB) == 8 * GiB
-
-
-def test_capacity_never_exceeds_free_memory():
-    with pytest.raises(ValueError, match="more than the GPU has free"):
-        resolve_capacity(81 * GiB, 80 * GiB, GiB)
-    with pytest.raises(ValueError, match="less than the headroom"):
-        resolve_capacity(None, GiB // 2, GiB)
-
-
-def test_fuse_message_names_cap_use_and_request():
-    message = fuse_message(256 * MiB, 64 * MiB, 512 * MiB)
-    assert "512.00 MiB" in message and "64.00 MiB" in message and "256.00 MiB" in message
-    assert "max_managed_bytes" in message
 
 
 # --- too late: enable() after CUDA was set up -----------------------------------------------

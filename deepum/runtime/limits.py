@@ -1,9 +1,23 @@
 """What enable() settles before it starts: the runtime's settings (RuntimeConfig), the capacity and
-the fuse (max_managed_bytes) from the free GPU memory, whether CUDA was set up too early, and what
-the fuse says when it refuses an allocation."""
+the fuse (max_managed_bytes) from the free GPU memory, the opt-in to go past GPU memory and its guard,
+settings deepum cannot run under, whether CUDA was set up too early, and what the fuse says when it
+refuses an allocation.
+
+The fuse's rules:
+- By default managed memory stays at or below half of the free GPU memory at enable(); a larger
+  max_managed_bytes is refused. A model must then fit the GPU; `capacity` emulates a smaller one.
+- Going past GPU memory is an explicit opt-in: max_managed_bytes="host" (the cap is what the host
+  can back: available host memory less a margin, host_memory.py; never less than the default), or
+  oversubscribe=True with a size up to that, or with no size (the same as "host"). A size above
+  the GPU limit alone is refused, so that a mistyped size never oversubscribes the GPU unasked.
+- The environment variable DEEPUM_NO_OVERSUBSCRIBE (any value but empty or 0) refuses the opt-in:
+  shared machines, the test suite and the benchmarks set it, since a GPU driven far past its memory
+  can stall every process on it.
+"""
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from ..config import DeepUMConfig
 from ..units import format_bytes, parse_size
@@ -11,6 +25,49 @@ from ..units import format_bytes, parse_size
 MODES = ("none", "um", "advise", "deepum")
 DEFAULT_HEADROOM = 1 << 30
 """Bytes of free GPU memory the default capacity leaves for the context, cuBLAS workspaces, etc."""
+OVERSUBSCRIBE_GUARD = "DEEPUM_NO_OVERSUBSCRIBE"
+"""Environment variable that, set to anything but empty or 0, refuses going past GPU memory."""
+HOST = "host"
+"""max_managed_bytes value that opts in to managed memory up to what the host can back."""
+ALLOCATOR_CONF_VARIABLES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+"""Environment variables PyTorch reads its caching allocator's settings from."""
+
+
+class OversubscriptionRefused(RuntimeError):
+    """Going past GPU memory was asked for while DEEPUM_NO_OVERSUBSCRIBE is set."""
+
+
+def oversubscription_guarded(environ=None) -> bool:
+    """Whether DEEPUM_NO_OVERSUBSCRIBE is set (to anything but empty or 0)."""
+    value = (os.environ if environ is None else environ).get(OVERSUBSCRIBE_GUARD, "").strip()
+    return value not in ("", "0")
+
+
+def refuse_if_guarded(what: str) -> None:
+    """OversubscriptionRefused naming the guard when it is set; `what` says what asked to go past GPU memory."""
+    if oversubscription_guarded():
+        raise OversubscriptionRefused(
+            f"{what} asks deepum to let managed memory go past GPU memory, and {OVERSUBSCRIBE_GUARD}="
+            f"{os.environ[OVERSUBSCRIBE_GUARD].strip()} forbids that here (it is set where oversubscribing a "
+            f"shared GPU must never happen). Unset {OVERSUBSCRIBE_GUARD} to allow it, or keep managed memory "
+            f"within the default cap (half of the free GPU memory) and use capacity= to emulate a smaller GPU.")
+
+
+def allocator_conf_problem(environ=None) -> str | None:
+    """Why deepum cannot run under PyTorch's allocator settings in the environment, or None.
+    Expandable segments map GPU memory in place of cudaMalloc'd segments, a kind of memory deepum's
+    managed pool and its engine do not handle."""
+    environ = os.environ if environ is None else environ
+    for name in ALLOCATOR_CONF_VARIABLES:
+        value = environ.get(name, "")
+        for item in value.split(","):
+            key, _, setting = item.partition(":")
+            if key.strip() == "expandable_segments" and setting.strip().lower() in ("true", "1"):
+                return (f"deepum cannot run with {name}={value}: expandable segments replace the caching "
+                        f"allocator's segments with mapped GPU memory, which is not managed memory, and deepum "
+                        f"routes every allocation into managed segments of its own. Remove "
+                        f"expandable_segments:True from {name} (or set it to False) for a deepum run.")
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,7 +78,11 @@ class RuntimeConfig:
     capacity: GPU memory the runtime treats as available to managed data; None = the free GPU
         memory at enable() minus `headroom`. A smaller value emulates a smaller GPU.
     max_managed_bytes: the fuse, a hard cap on managed memory allocated at once; None = half of
-        the free GPU memory at enable(). Values above that half are refused.
+        the free GPU memory at enable(). Values above that half are refused unless going past GPU
+        memory was opted in to: "host" (what the host can back) or oversubscribe=True.
+    oversubscribe: the opt-in to go past GPU memory: max_managed_bytes may then be any size up to
+        what the host can back (None: that much, as "host"). "host" sets it. Refused while the
+        environment variable DEEPUM_NO_OVERSUBSCRIBE is set.
     device: CUDA device index.
     headroom: bytes the default capacity leaves free.
     config: the correlation prefetcher's configuration (mode deepum).
@@ -33,8 +94,17 @@ class RuntimeConfig:
     device: int = 0
     headroom: int | str = DEFAULT_HEADROOM
     config: DeepUMConfig = dataclasses.field(default_factory=DeepUMConfig)
+    oversubscribe: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.oversubscribe, bool):
+            raise ValueError(f"oversubscribe must be True or False, got {self.oversubscribe!r}")
+        if isinstance(self.max_managed_bytes, str) and self.max_managed_bytes.strip().lower() == HOST:
+            refuse_if_guarded('max_managed_bytes="host"')
+            object.__setattr__(self, "max_managed_bytes", None)
+            object.__setattr__(self, "oversubscribe", True)
+        elif self.oversubscribe:
+            refuse_if_guarded("oversubscribe=True")
         if self.mode not in MODES:
             raise ValueError(f"unknown deepum mode {self.mode!r}; choose one of {', '.join(MODES)}")
         if not isinstance(self.device, int) or isinstance(self.device, bool) or self.device < 0:
@@ -58,28 +128,58 @@ class Limits:
     free_at_enable: int
     capacity: int
     max_managed_bytes: int
+    oversubscribe: bool = False
 
 
 class TooLateError(RuntimeError):
     """deepum.enable() was called after CUDA had been initialized in this process."""
 
 
-def resolve_max_managed_bytes(requested: int | None, free_bytes: int) -> int:
-    """The fuse in bytes: `requested`, or half of the free GPU memory when None. A request above
-    half of the free memory is refused (a process that asks the driver for more managed memory
-    than the GPU has free can hang the GPU for everyone)."""
+def _past_gpu_hint() -> str:
+    """How to go past GPU memory, or that it is switched off here."""
+    if oversubscription_guarded():
+        return (f" Going past GPU memory is switched off here ({OVERSUBSCRIBE_GUARD} is set).")
+    return (' To go past GPU memory, opt in: max_managed_bytes="host" (up to what the host can back) or a '
+            'larger max_managed_bytes with oversubscribe=True (deepum run: --max-managed-bytes host).')
+
+
+def resolve_max_managed_bytes(requested: int | None, free_bytes: int, oversubscribe: bool = False,
+                              host_backed: int | None = None) -> int:
+    """The fuse in bytes.
+
+    Without oversubscribe: `requested`, or half of the free GPU memory when None; a request above
+    that half is refused (a process that asks the driver for more managed memory than the GPU has
+    free can hang the GPU for everyone).
+    With oversubscribe (refused while the guard is set): `requested`, or, when None, the larger of
+    `host_backed` (what the host can back, host_memory.host_backed_bytes()) and that half; a request
+    above that larger value is refused."""
     limit = free_bytes // 2
     if limit <= 0:
         raise ValueError(f"the GPU reports {format_bytes(free_bytes)} free: no room for managed memory")
-    if requested is None:
-        return limit
-    if requested <= 0:
+    if requested is not None and requested <= 0:
         raise ValueError(f"max_managed_bytes must be positive, got {requested}")
-    if requested > limit:
+    if not oversubscribe:
+        if requested is None:
+            return limit
+        if requested > limit:
+            raise ValueError(
+                f"max_managed_bytes={format_bytes(requested)} is above the safety limit of half the free GPU "
+                f"memory ({format_bytes(limit)} of {format_bytes(free_bytes)} free): deepum never lets managed "
+                f"allocations exceed it unasked. Use a smaller value, or capacity= to emulate a smaller GPU."
+                + _past_gpu_hint())
+        return requested
+    refuse_if_guarded("oversubscribe")
+    if host_backed is None:
+        raise ValueError("going past GPU memory needs what the host can back (host_backed)")
+    ceiling = max(limit, host_backed)
+    if requested is None:
+        return ceiling
+    if requested > ceiling:
         raise ValueError(
-            f"max_managed_bytes={format_bytes(requested)} is above the safety limit of half the free GPU "
-            f"memory ({format_bytes(limit)} of {format_bytes(free_bytes)} free): deepum never lets managed "
-            f"allocations exceed it. Use a smaller value, or capacity= to emulate a smaller GPU.")
+            f"max_managed_bytes={format_bytes(requested)} is more than the host can back: "
+            f"{format_bytes(host_backed)} (available host memory less a margin for everything else) and "
+            f"the GPU's limit of {format_bytes(limit)}, the larger of which is the most deepum allows. Free host "
+            f'memory, use a smaller value, or max_managed_bytes="host" for that most.')
     return requested
 
 
@@ -118,9 +218,14 @@ def too_late_reason(torch_initialized: bool, primary_context_active: bool, curre
             "torch.cuda calls that touch the device and before other CUDA libraries (CuPy, ...) run.")
 
 
-def fuse_message(max_managed_bytes: int, bytes_in_use: int, requested: int) -> str:
-    """What deepum says when the fuse refuses an allocation."""
-    return (f"deepum's managed-memory fuse refused an allocation of {format_bytes(requested)}: "
+def fuse_message(max_managed_bytes: int, bytes_in_use: int, requested: int, oversubscribe: bool = False) -> str:
+    """What deepum says when the fuse refuses an allocation: how to stay within the cap and, unless
+    the session already goes past GPU memory or the guard is set, how to go past it."""
+    head = (f"deepum's managed-memory fuse refused an allocation of {format_bytes(requested)}: "
             f"{format_bytes(bytes_in_use)} of managed memory is in use and the cap (max_managed_bytes) "
-            f"is {format_bytes(max_managed_bytes)}. The cap keeps managed memory at or below half of the "
-            f"free GPU memory; reduce the batch or model size, or raise max_managed_bytes within that limit.")
+            f"is {format_bytes(max_managed_bytes)}.")
+    if oversubscribe:
+        return (head + " The session goes past GPU memory and the cap is what the host can back (or the size "
+                "given); reduce the batch or model size, or free host memory and raise max_managed_bytes.")
+    return (head + " The cap keeps managed memory at or below half of the free GPU memory; reduce the batch or "
+            "model size, or raise max_managed_bytes within that limit." + _past_gpu_hint())

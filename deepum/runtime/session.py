@@ -20,12 +20,12 @@ import sys
 import threading
 
 from ..config import DeepUMConfig
-from . import gpu, native_build
+from . import gpu, host_memory, native_build
 from .advice import AdviceHooks
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
-from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, fuse_message, resolve_capacity,
-                     resolve_max_managed_bytes, too_late_reason)
+from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
+                     resolve_capacity, resolve_max_managed_bytes, too_late_reason)
 
 
 def configure_before_context(config: RuntimeConfig) -> None:
@@ -121,8 +121,10 @@ def _import_torch():
 
 
 def _last_fuse_message() -> str:
+    session = _session
     return fuse_message(_allocator.counter("max_managed_bytes"), _allocator.counter("bytes_in_use_at_refusal"),
-                        _allocator.counter("last_refused_bytes"))
+                        _allocator.counter("last_refused_bytes"),
+                        oversubscribe=bool(session and session.limits and session.limits.oversubscribe))
 
 
 def _on_out_of_memory(device, requested, device_allocated, device_free) -> None:
@@ -148,9 +150,18 @@ def _check_not_too_late(torch, device: int) -> None:
 
 def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
            config: DeepUMConfig | str | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM,
-           record: str | None = None) -> Session:
+           record: str | None = None, oversubscribe: bool = False) -> Session:
     """Starts the runtime (see RuntimeConfig for the arguments) and returns its Session, which can
     also be used as a context manager. Call it before any CUDA work in the process.
+
+    Going past GPU memory is opt-in, in one of two spellings: max_managed_bytes="host" lets managed
+    memory grow to what the host can back (its available memory less a margin; the value for most
+    uses), and oversubscribe=True with a size sets that cap by hand (a size above the GPU's limit
+    without it is refused, so a mistyped size never oversubscribes the GPU unasked). Either way
+    capacity defaults to the free GPU memory less `headroom` and the engine keeps residency under it.
+    The environment variable DEEPUM_NO_OVERSUBSCRIBE=1 refuses both (OversubscriptionRefused).
+    Refused before anything starts: PyTorch's expandable segments (PYTORCH_CUDA_ALLOC_CONF or
+    PYTORCH_ALLOC_CONF with expandable_segments:True) in a unified-memory mode.
 
     config: a DeepUMConfig or the path of a JSON file (e.g. written by `deepum tune`).
     record: path of a trace (.npz, docs/trace-format.md) written at disable(): kernels, their accesses
@@ -160,7 +171,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
     if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
         config = DeepUMConfig.load(config)
     settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
-                             headroom=headroom, config=config or DeepUMConfig())
+                             headroom=headroom, config=config or DeepUMConfig(), oversubscribe=oversubscribe)
     if record is not None and settings.mode == "none":
         raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
     if record is not None and not str(record).endswith(".npz"):
@@ -172,6 +183,10 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         if settings.mode == "none":
             _session = Session(settings, None)
             return _session
+        problem = allocator_conf_problem()
+        if problem:
+            raise RuntimeError(problem)
+        host_backed = host_memory.host_backed_bytes() if settings.oversubscribe else None
         torch = _import_torch()
         if _allocator is None:
             native_build.build_library(native_build.MANAGED_ALLOCATOR)  # build errors before CUDA is touched
@@ -183,7 +198,9 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         free_bytes, _total = torch.cuda.mem_get_info(settings.device)
         limits = Limits(free_at_enable=free_bytes,
                         capacity=resolve_capacity(settings.capacity, free_bytes, settings.headroom),
-                        max_managed_bytes=resolve_max_managed_bytes(settings.max_managed_bytes, free_bytes))
+                        max_managed_bytes=resolve_max_managed_bytes(settings.max_managed_bytes, free_bytes,
+                                                                    settings.oversubscribe, host_backed),
+                        oversubscribe=settings.oversubscribe)
         if _allocator is None:
             _allocator = ManagedAllocator(settings.device)
         elif _allocator.device != settings.device:
@@ -268,6 +285,8 @@ def stats() -> dict:
     - ``enabled``, ``mode``, ``device``: whether a session runs, its mode and CUDA device.
     - ``capacity_bytes``: GPU memory the policy treats as available to managed data.
     - ``max_managed_bytes``: the fuse: most managed memory allocated at once.
+    - ``oversubscribe``: whether the session may go past GPU memory (max_managed_bytes="host" or
+      oversubscribe=True).
     - ``free_bytes_at_enable``: free GPU memory when enable() ran.
 
     Managed allocator:
@@ -320,6 +339,7 @@ def stats() -> dict:
             "device": session.config.device if session else None,
             "capacity_bytes": session.limits.capacity if session and session.limits else None,
             "max_managed_bytes": session.limits.max_managed_bytes if session and session.limits else None,
+            "oversubscribe": bool(session and session.limits and session.limits.oversubscribe),
             "free_bytes_at_enable": session.limits.free_at_enable if session and session.limits else None,
         }
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
