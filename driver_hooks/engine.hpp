@@ -172,9 +172,14 @@ class Engine : private MemoryFacts {
       if (d.move == Move::kPrefetch || d.move == Move::kPopulate) commands.push_back(command(d));
     if (commands.empty()) return;
     CUevent after = nullptr;
-    if (!counters_.driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
-        !counters_.driver_ok(cuEventRecord(after, stream), "cuEventRecord"))
+    if (!counters_.driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate")) {
       after = nullptr;
+    } else if (!counters_.driver_ok(cuEventRecord(after, stream), "cuEventRecord")) {
+      cuEventDestroy(after);
+      after = nullptr;
+    }
+    // Fails closed: without an event to order the commands after, the CPU waits for that work now.
+    if (!after) counters_.driver_ok(cuStreamSynchronize(stream), "wait for the work before the decision");
     for (Command& c : commands) {
       c.after = after;
       number(c);

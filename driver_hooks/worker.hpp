@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -34,9 +35,14 @@ namespace deepum {
 // The completion of an issued discard: allocations of its memory wait for it.
 using DiscardEvent = std::shared_ptr<CUevent_st>;
 
-// An allocation's stream waits for a discard of its memory (MemoryMap's wait).
+// An allocation's stream waits for a discard of its memory (MemoryMap's wait); if the stream cannot be
+// made to wait, the CPU waits for the discard before the memory is handed out.
 inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
-  cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(done.get()), 0);
+  const auto event = reinterpret_cast<cudaEvent_t>(done.get());
+  if (cudaStreamWaitEvent(stream, event, 0) != cudaSuccess) {
+    cudaGetLastError();
+    cudaEventSynchronize(event);
+  }
 }
 
 // The memory map of the engine and its worker: CUDA streams and discard events.
@@ -131,7 +137,9 @@ class Worker {
       const Lane lane = lane_of(first.op);
       cudaStream_t stream = streams_[lane];
       if (first.after && after_waited_[lane] != first.after) {
-        cudaStreamWaitEvent(stream, reinterpret_cast<cudaEvent_t>(first.after), 0);
+        // Fails closed: without the stream wait, the CPU waits for the work launched before the decision.
+        if (!counters_.driver_ok(cuStreamWaitEvent(stream, first.after, 0), "wait for the work before the decision"))
+          cuEventSynchronize(first.after);
         after_waited_[lane] = first.after;
       }
       uint64_t need[kLanes] = {0, 0, 0};
@@ -142,6 +150,8 @@ class Worker {
         if (other == lane || target <= lane_waited_[lane][other]) continue;
         if (counters_.driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane"))
           counters_.lane_waits++;
+        else
+          cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
         lane_waited_[lane][other] = target;
       }
       if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
@@ -168,7 +178,7 @@ class Worker {
   // to the host (dead victims dropped without a copy) or to the GPU (dead blocks given fresh pages,
   // faster than copying back dead contents: docs/results.md). Holds the memory map's lock
   // from the last check to the record of the event that allocations of the same memory will wait on.
-  // Returns the blocks whose discard was cancelled or failed before it was enqueued.
+  // A batch the driver refuses moves with a copy instead. Returns the blocks whose discard was cancelled.
   std::vector<int64_t> discard(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu,
                                cudaStream_t stream) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
@@ -198,7 +208,9 @@ class Worker {
                                                                 to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream);
     if (err != cudaSuccess) {
       note_error(to_gpu ? "populate" : "discard", err);
-      left.insert(left.end(), taken.begin(), taken.end());
+      std::vector<std::pair<uint64_t, uint64_t>> ranges;
+      for (size_t r = 0; r < starts.size(); ++r) ranges.emplace_back(reinterpret_cast<uint64_t>(starts[r]), sizes[r]);
+      copy(ranges, to_gpu, stream);
       return left;
     }
     cudaEvent_t done = nullptr;
@@ -221,7 +233,12 @@ class Worker {
 
   // Migrates `blocks` with a copy, one call per contiguous range.
   void migrate(const std::vector<int64_t>& blocks, bool to_gpu, cudaStream_t stream) {
-    for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
+    copy(memory_.contiguous_ranges(blocks), to_gpu, stream);
+  }
+
+  // Migrates (start, bytes) ranges with a copy, one call each.
+  void copy(const std::vector<std::pair<uint64_t, uint64_t>>& ranges, bool to_gpu, cudaStream_t stream) {
+    for (const auto& [start, bytes] : ranges) {
       const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
       if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
       (to_gpu ? counters_.prefetch_calls : counters_.evict_calls)++;
