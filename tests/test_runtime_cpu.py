@@ -1,6 +1,6 @@
-"""The GPU runtime's logic that needs no GPU: configuration, the too-late rule, the
-native build cache, the allocator's fuse and registry (against a host-only CUDA stub), and
-importing without torch."""
+"""The GPU runtime's logic that needs no GPU: configuration, the too-late rule, the allocator's fuse
+and registry (against a host-only CUDA stub), and importing without torch. The limits are in
+test_limits.py, the native build cache in test_build_cache.py."""
 from __future__ import annotations
 
 import ctypes
@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from deepum.runtime import native_build
 from deepum.config import DeepUMConfig
 from deepum.runtime.limits import RuntimeConfig, too_late_reason
 
@@ -71,134 +70,6 @@ def test_too_late_names_what_happened_and_what_to_do(torch_initialized, primary,
 
 def test_reenabling_after_deepum_prepared_cuda_is_not_too_late():
     assert too_late_reason(True, True, True, prepared_by_deepum=True) is None
-
-
-# --- native build: cache key, lock, errors ---------------------------------------------------
-
-@pytest.fixture
-def source_tree(tmp_path, monkeypatch):
-    """A private source root holding one library source, and a private cache."""
-    root = tmp_path / "src"
-    (root / "kernels").mkdir(parents=True)
-    (root / "kernels" / "lib.cpp").write_text("int x = 1;\n")
-    monkeypatch.setattr(native_build, "SOURCE_ROOT", root)
-    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path / "cache"))
-    return root
-
-
-@pytest.fixture
-def fake_nvcc(tmp_path, monkeypatch):
-    """An executable named nvcc that logs each compile and writes its -o file (or fails on demand)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "nvcc.log"
-    script = bin_dir / "nvcc"
-    script.write_text(textwrap.dedent(f"""\
-        #!/bin/sh
-        if [ "$1" = "--version" ]; then echo "fake nvcc 1.0"; exit 0; fi
-        if [ -n "$FAKE_NVCC_FAIL" ]; then echo "lib.cpp:1: error: broken" >&2; exit 1; fi
-        sleep 0.2
-        echo compile >> {log}
-        while [ $# -gt 0 ]; do if [ "$1" = "-o" ]; then echo built > "$2"; fi; shift; done
-        """))
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    monkeypatch.delenv("CUDA_HOME", raising=False)
-    monkeypatch.setattr(native_build, "NVCC_FALLBACKS", ())
-    native_build.compiler_identity.cache_clear()
-    yield log
-    native_build.compiler_identity.cache_clear()
-
-
-LIBRARY = native_build.NativeLibrary("demo", ("kernels/lib.cpp",))
-
-
-def test_cache_root_follows_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path / "c"))
-    assert native_build.cache_root() == tmp_path / "c"
-    monkeypatch.delenv("DEEPUM_CACHE")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
-    assert native_build.cache_root() == tmp_path / "x" / "deepum"
-
-
-def test_build_key_changes_with_every_input(source_tree):
-    key = native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
-    assert key == native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
-    assert key != native_build.build_key(LIBRARY, "nvcc 13.1", "2.11.0", "sm_90")
-    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.12.0", "sm_90")
-    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_100")
-    flagged = native_build.NativeLibrary("demo", ("kernels/lib.cpp",), flags=("-lcupti",))
-    assert key != native_build.build_key(flagged, "nvcc 13.0", "2.11.0", "sm_90")
-    (source_tree / "kernels" / "lib.cpp").write_text("int x = 2;\n")
-    assert key != native_build.build_key(LIBRARY, "nvcc 13.0", "2.11.0", "sm_90")
-
-
-def test_missing_source_is_a_clear_error(source_tree):
-    with pytest.raises(native_build.NativeBuildError, match="native source .*missing.txt.* is missing"):
-        native_build.build_key(native_build.NativeLibrary("x", ("missing.txt",)), "", "", "")
-
-
-def test_missing_nvcc_is_a_clear_error(monkeypatch, tmp_path):
-    monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.delenv("CUDA_HOME", raising=False)
-    monkeypatch.setattr(native_build, "NVCC_FALLBACKS", ())
-    with pytest.raises(native_build.NativeBuildError, match="needs the CUDA compiler nvcc, which was not found"):
-        native_build.build_library(native_build.MANAGED_ALLOCATOR)
-
-
-def test_cuda_home_takes_precedence(monkeypatch, tmp_path, fake_nvcc):
-    cuda_home = tmp_path / "cuda"
-    (cuda_home / "bin").mkdir(parents=True)
-    shutil.copy(tmp_path / "bin" / "nvcc", cuda_home / "bin" / "nvcc")
-    monkeypatch.setenv("CUDA_HOME", str(cuda_home))
-    assert native_build.find_nvcc() == cuda_home / "bin" / "nvcc"
-
-
-def test_build_compiles_once_then_reuses_the_cache(source_tree, fake_nvcc):
-    first = native_build.build_library(LIBRARY)
-    second = native_build.build_library(LIBRARY)
-    assert first == second and first.read_text() == "built\n"
-    assert first.parent.parent == native_build.cache_root()
-    assert fake_nvcc.read_text().count("compile") == 1
-    assert "-arch=sm_90" in (first.parent / "build.log").read_text()
-
-
-def test_concurrent_builds_compile_once(source_tree, fake_nvcc):
-    results = []
-    threads = [threading.Thread(target=lambda: results.append(native_build.build_library(LIBRARY)))
-               for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(set(results)) == 1 and len(results) == 4
-    assert fake_nvcc.read_text().count("compile") == 1
-
-
-def test_compile_error_names_command_and_output(source_tree, fake_nvcc, monkeypatch):
-    monkeypatch.setenv("FAKE_NVCC_FAIL", "1")
-    with pytest.raises(native_build.NativeBuildError, match=r"(?s)failed \(exit 1\).*nvcc.*error: broken"):
-        native_build.build_library(LIBRARY)
-    monkeypatch.delenv("FAKE_NVCC_FAIL")
-    assert native_build.build_library(LIBRARY).is_file()  # a failed build leaves nothing half-made
-
-
-def test_arch_follows_environment(source_tree, fake_nvcc, monkeypatch):
-    monkeypatch.setenv("DEEPUM_CUDA_ARCH", "native")
-    built = native_build.build_library(LIBRARY)
-    assert "-arch=native" in (built.parent / "build.log").read_text()
-
-
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
-def test_real_nvcc_builds_an_allocator_that_refuses_without_a_fuse(monkeypatch, tmp_path):
-    monkeypatch.setenv("DEEPUM_CACHE", str(tmp_path))
-    lib = ctypes.CDLL(str(native_build.build_library(native_build.MANAGED_ALLOCATOR)))
-    lib.deepum_malloc.restype = ctypes.c_void_p
-    lib.deepum_refusals.restype = ctypes.c_uint64
-    lib.deepum_last_refused_bytes.restype = ctypes.c_size_t
-    # The fuse starts at 0: the request is refused before any CUDA call (none could run here).
-    assert lib.deepum_malloc(ctypes.c_ssize_t(MiB), 0, None) is None
-    assert lib.deepum_refusals() == 1 and lib.deepum_last_refused_bytes() == MiB
 
 
 # --- the allocator's fuse, counters and registry, on a host-only CUDA stub --------------------

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -34,10 +35,16 @@ class Calibration:
     def load(cls, name_or_path: str | Path = DEFAULT_CALIBRATION) -> "Calibration":
         """Loads a bundled calibration by name (e.g. "h200") or a JSON file by path.
 
+        A bare name (no folder, no .json ending) always means a bundled calibration, never a file of
+        that name in the working directory; a file is a Path, or a string with a folder in it
+        ("./h200") or ending with .json.
+
         Every error names the calibration: unreadable or invalid JSON, a missing or unknown key, a
         value that is not a positive number."""
         path = Path(name_or_path)
-        if path.suffix == ".json" or path.exists():
+        text = str(name_or_path)
+        if (isinstance(name_or_path, os.PathLike) or text.endswith(".json") or os.sep in text
+                or (os.altsep and os.altsep in text)):
             where = f"calibration file {path}"
             try:
                 text = path.read_text()
@@ -46,7 +53,10 @@ class Calibration:
         else:
             bundled = resources.files("deepum.offline") / "calibrations" / f"{name_or_path}.json"
             if not bundled.is_file():
-                raise ValueError(f"no bundled calibration named {name_or_path!r} and no such file")
+                names = sorted(item.name[:-len(".json")] for item in bundled.parent.iterdir()
+                               if item.name.endswith(".json"))
+                raise ValueError(f"no bundled calibration named {name_or_path!r} (bundled: {', '.join(names)}); "
+                                 f"name a calibration file by a path with a folder (./{name_or_path}) or a .json name")
             where = f"bundled calibration {name_or_path}"
             text = bundled.read_text()
         try:

@@ -10,10 +10,18 @@ Two kinds of library:
   ctypes (the managed-memory allocator; it links the CUDA runtime statically and needs no torch).
 - `TorchExtension`: a PyTorch C++ extension built with torch.utils.cpp_extension.load, for code
   that calls into libtorch (the caching-allocator trace hook).
+
+The cache holds native code the process will load, so it must be the user's alone: the cache root is
+created with mode 0700, and a cache root, build folder or library that another user owns or that
+group or others can write to is refused with an error that says how to fix it (deepum neither loads
+it nor rebuilds beside it: another user's files are no place to put one's own either). The build log
+and lock files are opened without following symbolic links.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import errno
 import fcntl
 import functools
 import hashlib
@@ -46,7 +54,8 @@ BUILD_TIMEOUT_S = 600
 
 
 class NativeBuildError(RuntimeError):
-    """A native library could not be built (no nvcc, missing sources, or a compile error)."""
+    """A native library could not be built (no nvcc, missing sources, a compile error, or a build
+    cache that is not the user's alone)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,6 +119,76 @@ def cache_root() -> Path:
         return Path(os.environ["DEEPUM_CACHE"]).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "deepum"
+
+
+def _user() -> int:
+    """The user whose cache this is (the effective user id)."""
+    return os.geteuid()
+
+
+def check_private(path: Path, what: str) -> None:
+    """NativeBuildError unless `path` (followed if a link) is owned by the user and cannot be written
+    by group or others: deepum loads native code only from a cache no one else can change."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise NativeBuildError(f"cannot inspect deepum's build cache {what} {path}: {exc.strerror or exc}") from exc
+    if info.st_uid != _user():
+        raise NativeBuildError(
+            f"deepum's build cache {what} {path} belongs to another user (uid {info.st_uid}, you are {_user()}): "
+            f"deepum loads native code only from a cache of your own. Set DEEPUM_CACHE to a folder of yours, "
+            f"or remove {path}.")
+    if info.st_mode & 0o022:
+        raise NativeBuildError(
+            f"deepum's build cache {what} {path} can be written by group or others (mode "
+            f"{info.st_mode & 0o7777:04o}): deepum loads native code only from a cache no one else can "
+            f"change. Run `chmod go-w {path}`, or set DEEPUM_CACHE to a private folder.")
+
+
+def _private_folder(folder: Path, what: str) -> Path:
+    """`folder`, created with mode 0700 if absent (its parents as the umask says), then checked."""
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise NativeBuildError(f"cannot create deepum's build cache {what} {folder}: {exc.strerror or exc}") from exc
+    check_private(folder, what)
+    return folder
+
+
+def private_cache_root() -> Path:
+    """cache_root(), created with mode 0700 if absent; NativeBuildError when it is not the user's alone."""
+    return _private_folder(cache_root(), "root")
+
+
+def _open_no_follow(path: Path, flags: int, what: str) -> int:
+    """os.open of a file in the cache that refuses to follow a symbolic link (mode 0600 when created)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NativeBuildError(f"deepum's {what} {path} is a symbolic link; deepum does not write through "
+                                   f"one in its build cache. Remove it.") from exc
+        raise NativeBuildError(f"cannot open deepum's {what} {path}: {exc.strerror or exc}") from exc
+
+
+@contextlib.contextmanager
+def _umask_without_group_or_other_write():
+    """While a build runs, what it creates cannot be written by group or others whatever the umask
+    (which a later check_private() would otherwise refuse)."""
+    previous = os.umask(0o022)
+    os.umask(previous | 0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def write_build_log(path: Path, text: str) -> None:
+    """Writes the build log, never through a symbolic link."""
+    fd = _open_no_follow(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "build log")
+    with os.fdopen(fd, "w") as log:
+        log.write(text)
 
 
 def find_nvcc() -> Path:
@@ -194,8 +273,7 @@ class _FileLock:
         self.path = path
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a+")
+        self._file = os.fdopen(_open_no_follow(self.path, os.O_RDWR | os.O_CREAT, "build lock"), "a+")
         fcntl.flock(self._file, fcntl.LOCK_EX)
         return self
 
@@ -209,28 +287,38 @@ def build_library(library: NativeLibrary) -> Path:
     nvcc = find_nvcc()
     arch = cuda_arch()
     key = build_key(library, compiler_identity(nvcc), torch_version(), arch)
-    directory = cache_root() / f"{library.name}-{key}"
+    root = private_cache_root()
+    directory = root / f"{library.name}-{key}"
     output = directory / f"lib{library.name}.so"
     if output.is_file():
-        return output
-    with _FileLock(cache_root() / f"{library.name}-{key}.lock"):
+        return _checked_build(directory, output)
+    with _FileLock(root / f"{library.name}-{key}.lock"):
         if output.is_file():  # another process built it while we waited
-            return output
-        directory.mkdir(parents=True, exist_ok=True)
+            return _checked_build(directory, output)
+        _private_folder(directory, "folder")
         with tempfile.TemporaryDirectory(dir=directory) as scratch:
             partial = Path(scratch) / output.name
             command = nvcc_command(library, nvcc, partial, arch)
             try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+                with _umask_without_group_or_other_write():
+                    done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise NativeBuildError(f"building deepum's {library.name} library failed: {exc}") from exc
-            (directory / "build.log").write_text(" ".join(command) + "\n" + done.stdout + done.stderr)
+            write_build_log(directory / "build.log", " ".join(command) + "\n" + done.stdout + done.stderr)
             if done.returncode != 0:
                 tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-30:])
                 raise NativeBuildError(f"building deepum's {library.name} library failed "
                                        f"(exit {done.returncode}):\n$ {' '.join(command)}\n{tail}")
+            os.chmod(partial, 0o755)
             os.replace(partial, output)
-    return output
+    return _checked_build(directory, output)
+
+
+def _checked_build(directory: Path, library: Path) -> Path:
+    """`library` once it and its folder are found to be the user's alone."""
+    check_private(directory, "folder")
+    check_private(library, "library")
+    return library
 
 
 def load_torch_extension(extension: TorchExtension):
@@ -242,8 +330,10 @@ def load_torch_extension(extension: TorchExtension):
         raise NativeBuildError(f"deepum's {extension.name} extension needs PyTorch") from exc
     nvcc = find_nvcc()  # cpp_extension needs the CUDA toolkit headers that come with nvcc
     key = build_key(extension, compiler_identity(nvcc), torch_version(), "")
-    directory = cache_root() / f"{extension.name}-{key}"
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = _private_folder(private_cache_root() / f"{extension.name}-{key}", "folder")
+    module_name = f"deepum_{extension.name}_{key}"
+    if (directory / f"{module_name}.so").exists():
+        check_private(directory / f"{module_name}.so", "library")
     includes = [str(nvcc.resolve().parent.parent / "include"), *(str(SOURCE_ROOT / d) for d in extension.include_dirs)]
     ldflags = ["-lcuda"]
     if extension.uses_cupti:
@@ -253,11 +343,12 @@ def load_torch_extension(extension: TorchExtension):
         ldflags += [f"-L{cupti_lib}", f"-l:{cupti_so.name}", f"-Wl,-rpath,{cupti_lib}"]
     try:
         # cpp_extension.load locks the build directory itself and reuses a finished build.
-        return cpp_extension.load(name=f"deepum_{extension.name}_{key}",
-                                  sources=[str(p) for p in source_paths(extension) if p.suffix != ".hpp"],
-                                  extra_cflags=["-O2", *extension.flags], extra_include_paths=includes,
-                                  extra_ldflags=ldflags,
-                                  build_directory=str(directory), with_cuda=True, verbose=False)
+        with _umask_without_group_or_other_write():
+            return cpp_extension.load(name=module_name,
+                                      sources=[str(p) for p in source_paths(extension) if p.suffix != ".hpp"],
+                                      extra_cflags=["-O2", *extension.flags], extra_include_paths=includes,
+                                      extra_ldflags=ldflags,
+                                      build_directory=str(directory), with_cuda=True, verbose=False)
     except Exception as exc:  # cpp_extension raises RuntimeError / CalledProcessError / OSError
         raise NativeBuildError(f"building deepum's {extension.name} extension failed in {directory}: "
                                f"{exc}") from exc
