@@ -214,7 +214,7 @@ def _subparsers(parser):
 
 def test_help_lists_every_command_and_each_command_describes_itself(capsys):
     commands = _subparsers(build_parser())
-    assert set(commands) == {"synth", "info", "replay", "tune", "report", "demo", "record", "timeline"}
+    assert set(commands) == {"synth", "info", "replay", "tune", "report", "demo", "record", "timeline", "run"}
     code, out, _ = run(capsys, "--help")
     assert code == 0 and all(re.search(rf"^\s+{name}\s", out, re.M) for name in commands)
     for name, parser in commands.items():

@@ -17,7 +17,7 @@ __all__ = ["CLIError", "build_parser", "main"]
 
 
 def build_parser() -> Parser:
-    from . import replays, traces
+    from . import replays, run, traces
 
     parser = Parser(
         prog="deepum",
@@ -29,6 +29,7 @@ def build_parser() -> Parser:
     traces.add_synth_info(sub)
     replays.add_parsers(sub)
     traces.add_timeline_record(sub)
+    run.add_parser(sub)
     return parser
 
 

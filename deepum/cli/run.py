@@ -1,0 +1,96 @@
+"""`deepum run`: an unchanged training script under deepum, in the manner of `python script.py` (the
+engine is deepum.runtime.launcher). Every argument is checked before the script starts; a bad one, a
+missing PyTorch or GPU, or a deepum that cannot start prints one line and exits with status 2.
+Afterwards the exit status is the script's."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..config import DeepUMConfig
+from ..runtime.limits import HOST, MODES, OversubscriptionRefused, RuntimeConfig
+from ..units import parse_size
+from . import common
+from .common import CLIError
+from .traces import gpu_missing
+
+DESCRIPTION = """\
+Runs SCRIPT unchanged as __main__, the way `python SCRIPT ARGS` does (its argv is SCRIPT ARGS, its \
+folder first on sys.path), after deepum.enable(): every CUDA allocation of the script goes into \
+managed memory, and every optimizer step marks an iteration. When the script ends, a summary goes \
+to stderr (optimizer steps, median step time, GPU page faults, bytes moved each way, prefetch \
+coverage) and, with --stats-json, deepum.stats() with the run's figures under "run" to a file. The \
+exit status is the script's. Also `python -m deepum run ...`.
+Needs PyTorch with a CUDA GPU and cuda-bindings (pip install 'deepum[gpu]') in every mode but none.
+Managed memory stays within half of the free GPU memory unless --max-managed-bytes host (up to what \
+the host can back) or --oversubscribe is given; DEEPUM_NO_OVERSUBSCRIBE=1 refuses both."""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("run", help="run an unchanged training script under deepum", description=DESCRIPTION)
+    p.add_argument("--mode", default="deepum", choices=MODES, help="deepum mode (default deepum)")
+    p.add_argument("--capacity", metavar="SIZE",
+                   help="GPU memory for managed data, e.g. 8GiB (default: the free memory less 1 GiB)")
+    p.add_argument("--max-managed-bytes", metavar="SIZE|host",
+                   help="the cap on managed memory (default: half of the free GPU memory); host: up to what "
+                        "the host can back, past GPU memory")
+    p.add_argument("--oversubscribe", action="store_true",
+                   help="allow --max-managed-bytes past GPU memory (up to what the host can back); alone, the "
+                        "same as --max-managed-bytes host")
+    p.add_argument("--config", metavar="FILE", help="DeepUMConfig JSON for mode deepum (e.g. `deepum tune` output)")
+    p.add_argument("--record", metavar="TRACE.npz", help="also record the run's trace into this file")
+    p.add_argument("--stats-json", metavar="FILE", help="write deepum.stats() and the run's figures here at the end")
+    p.add_argument("script", metavar="SCRIPT", nargs="?", help="the training script")
+    p.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's arguments")
+    p.set_defaults(func=cmd_run)
+
+
+def _size(option: str, text: str | None, host: bool = False) -> None:
+    """CLIError naming the option unless `text` is absent, a positive size, or (host) the word host."""
+    if text is None or (host and text.strip().lower() == HOST):
+        return
+    with common.input_errors(f"bad {option} {text!r}: "):
+        if parse_size(text) <= 0:
+            raise ValueError("must be positive" + (f", or {HOST}" if host else ""))
+
+
+def enable_kwargs(args) -> dict:
+    """deepum.enable()'s arguments from the command line, every one checked; CLIError for a bad one."""
+    _size("--capacity", args.capacity)
+    _size("--max-managed-bytes", args.max_managed_bytes, host=True)
+    try:
+        RuntimeConfig(mode=args.mode, capacity=args.capacity, max_managed_bytes=args.max_managed_bytes,
+                      oversubscribe=args.oversubscribe)
+    except (ValueError, OversubscriptionRefused) as exc:
+        raise CLIError(str(exc)) from exc
+    if args.config is not None:
+        if args.mode != "deepum":
+            raise CLIError(f"--config applies to mode deepum only, not to mode {args.mode}")
+        with common.input_errors():
+            DeepUMConfig.load(args.config)
+    if args.record is not None:
+        if args.mode == "none":
+            raise CLIError("--record needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
+        common.output_file(args.record, option="--record", suffix=".npz")
+    return {"mode": args.mode, "capacity": args.capacity, "max_managed_bytes": args.max_managed_bytes,
+            "oversubscribe": args.oversubscribe, "config": args.config, "record": args.record}
+
+
+def cmd_run(args) -> int:
+    if args.script is None:
+        raise CLIError("run needs the training script: deepum run [options] SCRIPT [ARGS] (see deepum run --help)")
+    if not Path(args.script).is_file():
+        raise CLIError(f"no such script: {args.script}")
+    kwargs = enable_kwargs(args)
+    if args.stats_json is not None:
+        common.output_file(args.stats_json, option="--stats-json")
+    if args.mode != "none":
+        reason = gpu_missing()
+        if reason:
+            raise CLIError(f"run in mode {args.mode} needs a CUDA GPU, and here {reason}")
+    from ..runtime.launcher import LaunchSetupError, run_script
+
+    try:
+        return run_script(args.script, args.script_args, enable_kwargs=kwargs, stats_json=args.stats_json)
+    except LaunchSetupError as exc:
+        raise CLIError(f"cannot start deepum: {exc}") from exc
