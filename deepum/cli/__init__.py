@@ -1,4 +1,5 @@
-"""The `deepum` command line: synth, info, replay, tune, report, demo, record and timeline.
+"""The `deepum` command line: run (a training script under deepum on the GPU), and synth, info, replay,
+tune, report, demo, record and timeline.
 
 Errors in what the user gave (a bad size, a missing or invalid file, an output that cannot be written)
 print one line on stderr and exit with status 2, before any long work starts. Progress bars appear on
@@ -23,7 +24,8 @@ def build_parser() -> Parser:
         prog="deepum",
         description="DeepUM correlation prefetching for CUDA Unified Memory: synthesize and inspect traces, "
                     "replay them against the um / advise / deepum / oracle policies, tune the tables, report, "
-                    "record a training script's trace on a GPU. `deepum COMMAND --help` describes each command.")
+                    "run an unchanged training script under deepum on a GPU, or record its trace. `deepum COMMAND --help` "
+                    "describes each command.")
     parser.add_argument("--version", action="version", version=f"deepum {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     traces.add_synth_info(sub)
