@@ -1,10 +1,13 @@
 """The native predictor (driver_hooks/correlation.hpp) agrees with the Python specification
-(deepum/specs/predictor.py) on every input."""
+(deepum/specs/predictor.py) on every input: a state machine drives both through launches, faults and
+faults learned late in any order and compares everything observable after each step; worked cases
+pin the bindings."""
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from deepum.config import DeepUMConfig
 from deepum.specs.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
@@ -36,53 +39,112 @@ def replay_both(config, events, probe_exec_ids=()):
     return python
 
 
-configs = st.builds(
-    DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 6), exec_records=st.integers(1, 4),
-    block_rows=st.integers(1, 6), block_ways=st.integers(1, 3), block_successors=st.integers(1, 4),
-    chain_blocks=st.integers(1, 16))
-# Few distinct values, so that IDs and blocks repeat, sets conflict and tables overflow; the extremes
-# of both ranges (2**64 - 1 is also the history filler) included.
-exec_id_values = st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 2**63, 2**64 - 1])
-block_values = st.one_of(st.integers(0, 24), st.sampled_from([2**31, 2**62 + 7, 2**63 - 1]))
-event = st.one_of(st.tuples(st.just("kernel"), exec_id_values), st.tuples(st.just("fault"), block_values),
-                  st.tuples(st.just("learn"), st.tuples(exec_id_values, st.lists(block_values, max_size=6))))
-events = st.integers(0, 300).flatmap(lambda n: st.lists(event, min_size=n, max_size=n))
-
-
-@settings(max_examples=400, deadline=None)
-@given(configs, events)
-def test_agrees_on_random_streams_with_small_tables(config, events):
-    replay_both(config, events, probe_exec_ids=range(8))
+# Small tables, so that sets conflict, records and successors overflow and exec IDs are dropped; and
+# roomy ones, where a noisy iteration is learned and predicted far ahead.
+configs = st.one_of(
+    st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 6), exec_records=st.integers(1, 4),
+              block_rows=st.integers(1, 6), block_ways=st.integers(1, 3), block_successors=st.integers(1, 4),
+              chain_blocks=st.integers(1, 16)),
+    st.builds(DeepUMConfig, lookahead=st.integers(1, 40), exec_ids=st.integers(1, 64),
+              exec_records=st.integers(1, 6), block_rows=st.integers(1, 512), block_ways=st.integers(1, 4),
+              block_successors=st.integers(1, 6), chain_blocks=st.integers(1, 64)))
+# Few distinct values, so that IDs and blocks repeat; the extremes of both ranges (2**64 - 1 is also
+# the history filler) included.
+EXEC_IDS = (0, 1, 2, 3, 4, 5, 6, 7, 2**63, 2**64 - 1)
+exec_ids = st.sampled_from(EXEC_IDS)
+blocks = st.one_of(st.integers(0, 24), st.sampled_from([2**31, 2**62 + 7, 2**63 - 1]))
+launch_faults = st.lists(blocks, max_size=6)
 
 
 @st.composite
-def noisy_periodic_events(draw):
-    """A periodic kernel sequence with substitutions, each launch followed by its faults."""
-    rng = random.Random(draw(st.integers(0, 2**32)))
-    length = draw(st.integers(1, 40))
-    kernels = [rng.randrange(2**64) for _ in range(length)]
-    period = [rng.choice(kernels[:i]) if i and rng.random() < 0.2 else kernels[i] for i in range(length)]
-    universe = range(draw(st.integers(40, 2000)))   # small ones make kernels share blocks
-    faults = {e: rng.sample(universe, rng.randrange(0, 40)) for e in kernels}
-    substitution = draw(st.sampled_from([0.0, 0.02, 0.1, 0.5]))
-    out = []
-    for t in range(draw(st.integers(1, 8)) * length):
-        exec_id = period[t % length] if rng.random() >= substitution else rng.choice(kernels)
-        out.append(("kernel", exec_id))
-        out += [("fault", b) for b in faults[exec_id] if rng.random() > substitution]
-    return out, kernels
+def iterations(draw):
+    """A training iteration: launches with the faults each reports, of a few kernels, often in runs
+    (layers) that repeat, so that the same kernels follow different histories."""
+    kernels = st.sampled_from(draw(st.lists(exec_ids, min_size=1, max_size=6, unique=True)))
+    layers = draw(st.lists(st.lists(kernels, min_size=1, max_size=4), min_size=1, max_size=3))
+    parts = draw(st.lists(st.one_of(st.sampled_from(layers), kernels.map(lambda e: [e])), min_size=1, max_size=6))
+    return [(exec_id, draw(launch_faults)) for exec_id in [e for part in parts for e in part][:16]]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.builds(DeepUMConfig, lookahead=st.integers(1, 40), exec_ids=st.integers(1, 64),
-                 exec_records=st.integers(1, 6), block_rows=st.integers(1, 512), block_ways=st.integers(1, 4),
-                 block_successors=st.integers(1, 6), chain_blocks=st.integers(1, 64)),
-       noisy_periodic_events())
-def test_agrees_on_noisy_periodic_traces(config, workload):
-    events, kernels = workload
-    replay_both(config, events, probe_exec_ids=kernels)
+class NativePredictorAgrees(RuleBasedStateMachine):
+    """A training-like iteration replayed, its launches' faults reported as they happen or learned
+    later (after further launches), departures from it, stray faults and late lessons for any exec ID,
+    in any order. Everything observable is compared after every launch."""
+
+    @initialize(config=configs, iteration=iterations())
+    def start(self, config, iteration):
+        note(f"config {config}; iteration {iteration}")
+        self.spec, self.native = Predictor(config), native.Predictor(config.to_dict())
+        self.iteration, self.position = iteration, 0
+        self.pending: list[tuple[int, list[int]]] = []  # lessons of launches not yet learned, oldest first
+
+    def _launch(self, exec_id):
+        expected = self.spec.on_kernel(exec_id)
+        change = self.native.on_kernel(exec_id)
+        note(f"launch {exec_id} -> {change}")
+        assert change == expected
+
+    def _fault(self, block):
+        note(f"fault {block}")
+        self.spec.on_fault(block)
+        self.native.on_fault(block)
+
+    def _learn(self, exec_id, faults):
+        note(f"learn_faults({exec_id}, {faults})")
+        self.spec.learn_faults(exec_id, faults)
+        self.native.learn_faults(exec_id, faults)
+
+    @rule(launches=st.integers(1, 16), late=st.booleans())
+    def the_iteration_runs_on(self, launches, late):
+        """The next `launches` launches of the iteration; with `late`, their faults are learned later."""
+        for _ in range(launches):
+            exec_id, faults = self.iteration[self.position]
+            self.position = (self.position + 1) % len(self.iteration)
+            self._launch(exec_id)
+            if late:
+                self.pending.append((exec_id, faults))
+            else:
+                for block in faults:
+                    self._fault(block)
+            self.window_counters_and_tables_agree()
+
+    @precondition(lambda self: self.pending)
+    @rule()
+    def pending_lessons_arrive(self):
+        for exec_id, faults in self.pending:
+            self._learn(exec_id, faults)
+        self.pending.clear()
+
+    @rule(exec_id=exec_ids)
+    def a_launch_off_the_iteration(self, exec_id):
+        self._launch(exec_id)
+
+    @rule(block=blocks)
+    def fault(self, block):
+        self._fault(block)
+
+    @rule(exec_id=exec_ids, faults=launch_faults)
+    def a_stray_lesson(self, exec_id, faults):
+        self._learn(exec_id, faults)
+
+    @invariant()
+    def window_counters_and_tables_agree(self):
+        assert self.native.window == self.spec.window
+        assert (self.native.kernel_hits, self.native.kernel_misses) == (self.spec.kernel_hits, self.spec.kernel_misses)
+        assert self.native.table_bytes() == self.spec.table_bytes()
+
+    @invariant()
+    def every_exec_id_is_predicted_alike(self):
+        for exec_id in EXEC_IDS:
+            assert self.native.predict_blocks(exec_id) == self.spec.predict_blocks(exec_id), exec_id
 
 
+NativePredictorAgrees.TestCase.settings = settings(max_examples=500, stateful_step_count=50, deadline=None,
+                                                   suppress_health_check=[HealthCheck.too_slow])
+TestNativePredictorAgrees = NativePredictorAgrees.TestCase
+
+
+# ----------------------------------------------------------------------------------- worked cases
 def test_agrees_with_default_config_on_a_long_periodic_trace():
     rng = random.Random(7)
     kernels = [rng.randrange(2**64) for _ in range(60)]

@@ -1,60 +1,127 @@
 """Eviction by foreseen next use: the readable specification (deepum/specs/next_use.py) against the native
-class the simulator and the online engine use, and the properties that make it Belady's choice on a
-repeating iteration."""
-from hypothesis import given, settings, strategies as st
+class the simulator and the online engine use, as a state machine driving both through iterations,
+uses, arrivals, departures and victim choices in any order; and the properties that make it Belady's
+choice on a repeating iteration."""
+from hypothesis import HealthCheck, given, note, settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from deepum import _native
 from deepum.specs.next_use import UNFORESEEN, NextUseEviction
 
 BLOCKS = 12
-
-operations = st.lists(st.one_of(
-    st.tuples(st.just("launch"), st.integers(1, 3)),
-    st.tuples(st.just("start"), st.just(0)),
-    st.tuples(st.just("use"), st.integers(0, BLOCKS - 1)),
-    st.tuples(st.just("arrive"), st.integers(0, BLOCKS - 1)),
-    st.tuples(st.just("leave"), st.integers(0, BLOCKS - 1)),
-    st.tuples(st.just("victim"), st.tuples(st.frozensets(st.integers(0, BLOCKS - 1)),
-                                           st.frozensets(st.integers(0, BLOCKS - 1)),
-                                           st.integers(0, 4), st.integers(0, 40))),
-), max_size=120)
+block_sets = st.frozensets(st.integers(0, BLOCKS - 1), max_size=5)
 
 
-@settings(max_examples=300, deadline=None)
-@given(operations)
-def test_native_chooses_as_the_specification(ops):
-    spec, native = NextUseEviction(), _native.NextUseEviction()
-    launch, resident, refused = 1, set(), set()  # refused: pinned so far in this launch (stays pinned)
-    for op, arg in ops:
-        if op == "launch":
-            launch += arg
-            refused = set()
-        elif op == "start":
-            launch += 1
-            refused = set()
-            spec.start_iteration(launch)
-            native.start_iteration(launch)
-        elif op == "use":
-            spec.use(arg, launch, arg in resident)
-            native.use(arg, launch, arg in resident)
-        elif op == "arrive" and arg not in resident:
-            resident.add(arg)
-            spec.arrive(arg, launch)
-            native.arrive(arg, launch)
-        elif op == "leave":
-            resident.discard(arg)
-        elif op == "victim":
-            pinned, dead, dead_search, ahead = arg
-            refused |= pinned
-            need_at = launch + ahead if ahead else 0
-            calls = (launch, resident.__contains__, lambda b: b not in refused, dead.__contains__, dead_search, need_at)
-            chosen = spec.victim(*calls)
-            assert native.victim(*calls) == chosen
-            if chosen is not None:
-                assert chosen in resident and chosen not in refused
-                resident.discard(chosen)
+class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
+    """Launches numbered as the engine numbers them; an iteration of kernels that repeats (so blocks are
+    foreseen), with departures from it; blocks arriving, leaving without being chosen (released) and
+    chosen as victims, some pinned or dead, for demand (need_at 0) or for a prefetch ahead."""
+
+    @initialize(iteration=st.lists(st.frozensets(st.integers(0, BLOCKS - 1), min_size=1, max_size=4),
+                                   min_size=1, max_size=8),
+                first=st.integers(0, 3))
+    def start(self, iteration, first):
+        note(f"iteration {[sorted(b) for b in iteration]}, first launch {first}")
+        self.spec, self.native = NextUseEviction(), _native.NextUseEviction()
+        self.iteration, self.position = iteration, 0
+        self.launch = first
+        self.resident: set[int] = set()
+        self.refused: set[int] = set()  # pinned so far in this launch: stays pinned (the native contract)
+
+    def _next_launch(self, gap=1):
+        self.launch += gap
+        self.refused = set()
+
+    def _use(self, block):
+        resident = block in self.resident
+        self.spec.use(block, self.launch, resident)
+        self.native.use(block, self.launch, resident)
+
+    def _arrive(self, block):
+        self.resident.add(block)
+        self.spec.arrive(block, self.launch)
+        self.native.arrive(block, self.launch)
+
+    @rule(bring_in=st.booleans())
+    def next_launch_of_the_iteration(self, bring_in):
+        """The iteration's next kernel launches (a new iteration at its first); it uses its blocks and,
+        with bring_in, the missing ones arrive."""
+        self._next_launch()
+        starts = self.position == 0
+        if starts:
+            self.spec.start_iteration(self.launch)
+            self.native.start_iteration(self.launch)
+        blocks = sorted(self.iteration[self.position])
+        self.position = (self.position + 1) % len(self.iteration)
+        note(f"launch {self.launch}: iteration kernel {blocks}{' (an iteration starts)' if starts else ''}"
+             f"{', missing ones arrive' if bring_in else ''}")
+        for block in blocks:
+            self._use(block)
+        if bring_in:
+            for block in blocks:
+                if block not in self.resident:
+                    self._arrive(block)
+
+    @rule(gap=st.integers(1, 3), blocks=block_sets)
+    def a_launch_off_the_iteration(self, gap, blocks):
+        self._next_launch(gap)
+        note(f"launch {self.launch}: off the iteration, uses {sorted(blocks)}")
+        for block in sorted(blocks):
+            self._use(block)
+
+    @rule()
+    def an_iteration_starts_early(self):
+        self._next_launch()
+        note(f"launch {self.launch}: an iteration starts")
+        self.spec.start_iteration(self.launch)
+        self.native.start_iteration(self.launch)
+
+    @rule(block=st.integers(0, BLOCKS - 1))
+    def use(self, block):
+        note(f"use {block}{' (resident)' if block in self.resident else ''}")
+        self._use(block)
+
+    @precondition(lambda self: len(self.resident) < BLOCKS)
+    @rule(data=st.data())
+    def arrive(self, data):
+        block = data.draw(st.sampled_from(sorted(set(range(BLOCKS)) - self.resident)), label="block")
+        note(f"{block} arrives")
+        self._arrive(block)
+
+    @precondition(lambda self: self.resident)
+    @rule(data=st.data())
+    def leaves_unchosen(self, data):
+        block = data.draw(st.sampled_from(sorted(self.resident)), label="block")
+        note(f"{block} leaves (released)")
+        self.resident.discard(block)
+
+    @precondition(lambda self: self.resident)
+    @rule(pinned=block_sets, dead=block_sets, dead_search=st.integers(0, 4), ahead=st.integers(0, 40))
+    def victim(self, pinned, dead, dead_search, ahead):
+        self.refused |= pinned
+        need_at = self.launch + ahead if ahead else 0
+        refused = frozenset(self.refused)
+        calls = (self.launch, self.resident.__contains__, lambda b: b not in refused, dead.__contains__,
+                 dead_search, need_at)
+        chosen = self.spec.victim(*calls)
+        got = self.native.victim(*calls)
+        note(f"victim (refused {sorted(refused)}, dead {sorted(dead)}, dead_search {dead_search}, "
+             f"need_at {need_at}) -> {got} (spec {chosen})")
+        assert got == chosen
+        if chosen is not None:
+            assert chosen in self.resident and chosen not in refused
+            self.resident.discard(chosen)
+
+    @invariant()
+    def every_block_is_foreseen_alike(self):
         for block in range(BLOCKS):
-            assert native.foresee(block, launch) == spec.foresee(block, launch)
+            for seen_from in (self.launch, self.launch + 1, self.launch + 9):
+                assert self.native.foresee(block, seen_from) == self.spec.foresee(block, seen_from), (block, seen_from)
+
+
+NativeChoosesAsTheSpecification.TestCase.settings = settings(
+    max_examples=500, stateful_step_count=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TestNativeChoosesAsTheSpecification = NativeChoosesAsTheSpecification.TestCase
 
 
 @settings(max_examples=100, deadline=None)

@@ -1,19 +1,19 @@
-"""The correlation tables (deepum/specs/tables.py): exact rules on small cases, invariants on random streams."""
+"""The correlation tables (deepum/specs/tables.py): exact rules on small cases; state machines that drive
+them through launches, faults and late lessons in any order against a plain model and the native tables,
+and learning late against learning during the launch."""
 from collections import defaultdict
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, note, settings
 from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from deepum import _native as native
 from deepum.config import DeepUMConfig
-from deepum.specs.tables import NO_EXEC_ID, BlockTable, CorrelationTables, ExecIdTable
+from deepum.specs.tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_BYTES, EXEC_ENTRY_BYTES,
+                                 EXEC_RECORD_BYTES, HISTORY, NO_EXEC_ID, BlockTable, CorrelationTables, ExecIdTable)
 
 S = NO_EXEC_ID
-
-
-def feed(tables, events):
-    for kind, value in events:
-        (tables.on_kernel if kind == "kernel" else tables.on_fault)(value)
 
 
 def run_kernels(tables, kernels):
@@ -174,124 +174,210 @@ def test_invalid_inputs_are_rejected():
             tables.on_fault(bad)
 
 
-# --- invariants on random streams ---------------------------------------------------------------
+# --- state machines ------------------------------------------------------------------------------
 
+EXEC_IDS = range(8)   # 7 is launched by no rule: only ever learned about
 small_configs = st.builds(
     DeepUMConfig, lookahead=st.integers(1, 4), exec_ids=st.integers(1, 4), exec_records=st.integers(1, 3),
     block_rows=st.integers(1, 5), block_ways=st.integers(1, 3), block_successors=st.integers(1, 3),
     chain_blocks=st.integers(1, 12))
-event = st.one_of(st.tuples(st.just("kernel"), st.integers(0, 6)), st.tuples(st.just("fault"), st.integers(0, 20)))
-events = st.integers(0, 200).flatmap(lambda n: st.lists(event, min_size=n, max_size=n))
+launched = st.integers(0, 6)
+faults = st.lists(st.integers(0, 20), max_size=8)
 
 
-def check_tables(tables, config, observed, launches):
-    expected_tracked = tuple(dict.fromkeys(reversed(launches)))[:config.exec_ids][::-1]
-    assert tables.tracked_exec_ids() == expected_tracked
-    for exec_id in range(7):
+def exact_bytes(tables) -> int:
+    """What the tables hold, costed from what they show (deepum.specs.tables' element costs)."""
+    total = 0
+    for exec_id in tables.tracked_exec_ids():
         records = tables.exec_table.records(exec_id)
-        assert len(records) <= config.exec_records and len(set(records)) == len(records)
+        total += (EXEC_ENTRY_BYTES + len(records) * EXEC_RECORD_BYTES) if records else 0
         table = tables.block_table(exec_id)
-        if exec_id not in expected_tracked:
-            assert records == [] and table is None
-            continue
-        seen = observed[exec_id]
-        for _, next_id in records:
-            assert next_id in launches
-        if table is None:
-            continue
-        for index, ways in table.sets().items():
-            assert len(ways) <= config.block_ways
-            assert len({tag for tag, _ in ways}) == len(ways)
-            for tag, successors in ways:
-                assert tag % config.block_rows == index and tag in seen
-                assert 1 <= len(successors) <= config.block_successors
-                assert len(set(successors)) == len(successors) and tag not in successors
-                assert set(successors) <= seen
-        assert 1 <= len(table.start_blocks) <= config.block_successors
-        assert len(set(table.start_blocks)) == len(table.start_blocks) and set(table.start_blocks) <= seen
-        assert table.end_block is None or table.end_block in seen
-        chain = tables.chain(exec_id)
-        assert len(chain) <= config.chain_blocks and len(set(chain)) == len(chain) and set(chain) <= seen
-    assert tables.bytes_used() <= config.table_bytes_bound()
+        if table is not None and (table.start_blocks or table.sets()):
+            ways = [way for ways in table.sets().values() for way in ways]
+            total += (BLOCK_TABLE_BYTES + (len(ways) + 1) * BLOCK_WAY_BYTES
+                      + (sum(len(s) for _, s in ways) + len(table.start_blocks)) * BLOCK_SUCCESSOR_BYTES)
+    return total
 
 
-@settings(max_examples=300, deadline=None)
-@given(small_configs, events)
-def test_invariants_hold_on_random_streams(config, events):
-    tables = CorrelationTables(config)
-    observed = defaultdict(set)   # blocks each tracked exec ID faulted on since it was last tracked
-    launches = []
-    last_fault = None
-    for kind, value in events:
-        if kind == "kernel":
-            running = launches[-1] if launches else None
-            tables.on_kernel(value)
-            if last_fault is not None and running in tables.tracked_exec_ids():
-                assert tables.block_table(running).end_block == last_fault   # the launch's last fault
-            launches.append(value)
-            for dropped in set(observed) - set(tables.tracked_exec_ids()):
-                del observed[dropped]
-            last_fault = None
-        else:
-            tables.on_fault(value)
-            if not launches:
+class TablesFollowTheirRules(RuleBasedStateMachine):
+    """Launches, faults of the running launch and faults learned late (for tracked, dropped and never
+    launched exec IDs) in any order, on tables small enough to overflow everywhere. The tables are
+    checked against a plain model of what they must know (which exec IDs are tracked, the history,
+    each tracked exec ID's blocks and end block, the newest lessons first) and against the native
+    tables (deepum._native.Predictor fed the same calls), which must build the same chains and hold
+    the same bytes."""
+
+    @initialize(config=small_configs)
+    def start(self, config):
+        note(f"config {config}")
+        self.config = config
+        self.tables = CorrelationTables(config)
+        self.native = native.Predictor(config.to_dict())
+        self.launches: list[int] = []
+        self.observed: dict[int, set[int]] = defaultdict(set)  # blocks learned since it was last tracked
+        self.end: dict[int, int] = {}                            # exec ID -> its end block
+        self.last_fault = None                                   # of the running launch
+
+    def tracked(self) -> tuple[int, ...]:
+        return tuple(dict.fromkeys(reversed(self.launches)))[:self.config.exec_ids][::-1]
+
+    @rule(exec_id=launched)
+    def launch(self, exec_id):
+        note(f"launch {exec_id}")
+        running, history = (self.launches[-1] if self.launches else None), self.tables.history
+        self.tables.on_kernel(exec_id)
+        self.native.on_kernel(exec_id)
+        if self.last_fault is not None:
+            self.end[running] = self.last_fault                  # the launch's last fault
+        self.launches.append(exec_id)
+        self.last_fault = None
+        for gone in (set(self.observed) | set(self.end)) - set(self.tracked()):
+            self.observed.pop(gone, None)
+            self.end.pop(gone, None)
+        if running in self.tracked():                            # the transition, newest record first
+            assert self.tables.exec_table.records(running)[0] == (history[:-1], exec_id)
+
+    @rule(block=st.integers(0, 20))
+    def fault(self, block):
+        note(f"fault {block}")
+        self.tables.on_fault(block)
+        self.native.on_fault(block)
+        if not self.launches:
+            return                                               # before any launch: ignored
+        running = self.launches[-1]
+        table = self.tables.block_table(running)
+        if self.last_fault is None:
+            assert table.start_blocks[0] == block
+        elif block != self.last_fault:
+            assert table.successors(self.last_fault)[0] == block                          # newest first
+            assert table.sets()[self.last_fault % self.config.block_rows][0][0] == self.last_fault  # way MRU
+        self.observed[running].add(block)
+        self.last_fault = block
+
+    @rule(exec_id=st.sampled_from(EXEC_IDS), blocks=faults)
+    def faults_learned_late(self, exec_id, blocks):
+        note(f"learn_faults({exec_id}, {blocks})")
+        before = self.tables.bytes_used()
+        self.tables.learn_faults(exec_id, blocks)
+        self.native.learn_faults(exec_id, blocks)
+        if exec_id not in self.tracked() or not blocks:
+            assert self.tables.bytes_used() == before            # nothing learned
+            return
+        table = self.tables.block_table(exec_id)
+        assert table.start_blocks[0] == blocks[0] and table.end_block == blocks[-1]
+        pairs = [(a, b) for a, b in zip(blocks, blocks[1:]) if a != b]
+        if pairs:
+            assert table.successors(pairs[-1][0])[0] == pairs[-1][1]
+        self.observed[exec_id] |= set(blocks)
+        self.end[exec_id] = blocks[-1]
+
+    @invariant()
+    def launches_are_remembered(self):
+        assert self.tables.tracked_exec_ids() == self.tracked()
+        assert self.tables.history == ((S,) * (HISTORY + 1) + tuple(self.launches))[-(HISTORY + 1):]
+
+    @invariant()
+    def tables_keep_their_bounds_and_know_only_what_they_saw(self):
+        config, tracked = self.config, self.tracked()
+        for exec_id in EXEC_IDS:
+            records = self.tables.exec_table.records(exec_id)
+            table = self.tables.block_table(exec_id)
+            if exec_id not in tracked:
+                assert records == [] and table is None and self.tables.chain(exec_id) == ()
                 continue
-            running = launches[-1]
-            observed[running].add(value)
-            table = tables.block_table(running)
-            if last_fault is None:
-                assert table.start_blocks[0] == value
-            elif value != last_fault:
-                assert table.successors(last_fault)[0] == value                   # newest successor first
-                assert table.sets()[last_fault % config.block_rows][0][0] == last_fault  # its way is MRU
-            last_fault = value
-        check_tables(tables, config, observed, launches)
+            assert len(records) <= config.exec_records and len(set(records)) == len(records)
+            assert all(next_id in self.launches for _, next_id in records)
+            if table is None:
+                assert exec_id not in self.observed
+                continue
+            seen = self.observed[exec_id]
+            for index, ways in table.sets().items():
+                assert len(ways) <= config.block_ways and len({tag for tag, _ in ways}) == len(ways)
+                for tag, successors in ways:
+                    assert tag % config.block_rows == index and tag in seen
+                    assert 1 <= len(successors) <= config.block_successors
+                    assert len(set(successors)) == len(successors) and tag not in successors
+                    assert set(successors) <= seen
+            assert 1 <= len(table.start_blocks) <= config.block_successors
+            assert len(set(table.start_blocks)) == len(table.start_blocks) and set(table.start_blocks) <= seen
+            assert table.end_block == self.end.get(exec_id)
+            chain = self.tables.chain(exec_id)
+            assert len(chain) <= config.chain_blocks and len(set(chain)) == len(chain) and set(chain) <= seen
+            assert chain[:1] == tuple(table.start_blocks[:1])
+        assert self.tables.bytes_used() == exact_bytes(self.tables) <= config.table_bytes_bound()
+
+    @invariant()
+    def native_tables_agree(self):
+        for exec_id in EXEC_IDS:
+            assert self.native.predict_blocks(exec_id) == self.tables.chain(exec_id), exec_id
+        assert self.native.table_bytes() == self.tables.bytes_used()
 
 
-def snapshot(tables, exec_ids):
-    tables_of = {e: tables.block_table(e) for e in exec_ids}
-    return (tables.tracked_exec_ids(), tables.history, tables.bytes_used(),
-            [tables.exec_table.records(e) for e in exec_ids],
-            [(t.sets(), t.start_blocks, t.end_block) if t else None for t in tables_of.values()],
-            [tables.chain(e) for e in exec_ids],
-            [tables.predict_next((a, b, c, d)) for a in (S, 0, 1) for b in (0, 1) for c in (0, 1, 2) for d in range(7)])
+TablesFollowTheirRules.TestCase.settings = settings(max_examples=400, stateful_step_count=60, deadline=None,
+                                                    suppress_health_check=[HealthCheck.too_slow])
+TestTablesFollowTheirRules = TablesFollowTheirRules.TestCase
 
 
-@settings(max_examples=100, deadline=None)
-@given(small_configs, events)
-def test_same_stream_gives_same_tables(config, events):
-    first, second = CorrelationTables(config), CorrelationTables(config)
-    feed(first, events)
-    feed(second, events)
-    assert snapshot(first, range(7)) == snapshot(second, range(7))
+class LateLessonsTeachWhatTimelyOnesTeach(RuleBasedStateMachine):
+    """The GPU's fault log arrives after the kernel ran: one copy of the tables learns each launch's
+    faults during the launch, the other learns them late, in launch order, at any later point. While
+    every exec ID stays tracked, an exec ID with no lessons due has the same UM-block table in both
+    (but for the end block of the running launch, which learning during it sets only when it ends),
+    and once every lesson has arrived the tables are the same."""
+
+    @initialize(config=small_configs.map(lambda c: DeepUMConfig(**{**c.to_dict(), "exec_ids": 7})))
+    def start(self, config):
+        note(f"config {config}")
+        self.during, self.late = CorrelationTables(config), CorrelationTables(config)
+        self.due: list[tuple[int, list[int]]] = []  # launches whose faults `late` has not learned, oldest first
+        self.running, self.running_faults = None, []
+
+    @rule(exec_id=launched, blocks=faults)
+    def launch(self, exec_id, blocks):
+        note(f"launch {exec_id} faulting on {blocks}")
+        self.during.on_kernel(exec_id)
+        for block in blocks:
+            self.during.on_fault(block)
+        self.late.on_kernel(exec_id)
+        self.due.append((exec_id, blocks))
+        self.running, self.running_faults = exec_id, blocks
+
+    @precondition(lambda self: self.due)
+    @rule(count=st.integers(1, 3))
+    def late_lessons_arrive(self, count):
+        for exec_id, blocks in self.due[:count]:
+            note(f"late: learn_faults({exec_id}, {blocks})")
+            self.late.learn_faults(exec_id, blocks)
+        del self.due[:count]
+
+    @invariant()
+    def launches_are_learned_alike(self):
+        during, late = self.during, self.late
+        assert late.tracked_exec_ids() == during.tracked_exec_ids() and late.history == during.history
+        for exec_id in EXEC_IDS:
+            assert late.exec_table.records(exec_id) == during.exec_table.records(exec_id)
+
+    @invariant()
+    def caught_up_block_tables_are_alike(self):
+        waiting = {exec_id for exec_id, _ in self.due}
+        for exec_id in set(EXEC_IDS) - waiting:
+            late, during = self.late.block_table(exec_id), self.during.block_table(exec_id)
+            if during is None:
+                assert late is None, exec_id
+                continue
+            assert (late.sets(), late.start_blocks) == (during.sets(), during.start_blocks), exec_id
+            if exec_id == self.running and self.running_faults:
+                assert late.end_block == self.running_faults[-1], exec_id
+            else:
+                assert late.end_block == during.end_block, exec_id
+                assert self.late.chain(exec_id) == self.during.chain(exec_id), exec_id
+        if not self.due:
+            assert self.late.bytes_used() == self.during.bytes_used()
 
 
-# --- learning after the fact (the GPU's fault log arrives after the kernel ran) --------------------
-
-launches_with_faults = st.lists(st.tuples(st.integers(0, 6), st.lists(st.integers(0, 20), max_size=8)), max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(small_configs.map(lambda c: DeepUMConfig(**{**c.to_dict(), "exec_ids": 7})), launches_with_faults,
-       st.lists(st.integers(0, 40), max_size=40))
-def test_faults_learned_late_teach_what_faults_during_the_launch_teach(config, kernels, lags):
-    """While every exec ID stays tracked, learning each launch's faults late, in launch order and at any
-    later point, builds the tables that learning them during the launch builds."""
-    during, late = CorrelationTables(config), CorrelationTables(config)
-    run_kernels(during, kernels)
-    due = []  # launches whose faults are not learned yet, oldest first
-    for position, (exec_id, faults) in enumerate(kernels):
-        late.on_kernel(exec_id)
-        due.append((exec_id, faults))
-        lag = lags[position] if position < len(lags) else 0
-        while due and lag == 0:
-            late.learn_faults(*due.pop(0))
-            lag = lags[(position + len(due)) % len(lags)] if lags else 0
-    for exec_id, faults in due:
-        late.learn_faults(exec_id, faults)
-    for tables in (during, late):
-        tables.on_kernel(0)  # ends the last launch's learning in `during`
-    assert snapshot(late, range(7)) == snapshot(during, range(7))
+LateLessonsTeachWhatTimelyOnesTeach.TestCase.settings = settings(
+    max_examples=400, stateful_step_count=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TestLateLessonsTeachWhatTimelyOnesTeach = LateLessonsTeachWhatTimelyOnesTeach.TestCase
 
 
 def test_faults_learned_late_skip_repeats_set_the_end_and_ignore_untracked_exec_ids():
