@@ -5,7 +5,6 @@ opt-in to oversubscribe the GPU. Tests of the opt-in itself remove the variable 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import time
 
@@ -17,17 +16,14 @@ os.environ["DEEPUM_NO_OVERSUBSCRIBE"] = "1"
 
 @functools.lru_cache(maxsize=None)
 def gpu_unavailable_reason() -> str | None:
-    """Why GPU tests cannot run here, or None when they can. Creates no CUDA context."""
-    if importlib.util.find_spec("torch") is None:
-        return "PyTorch is not installed"
-    import torch
-
-    if not torch.cuda.is_available():
-        return "no CUDA GPU visible to PyTorch"
-    if importlib.util.find_spec("cuda") is None or importlib.util.find_spec("cuda.bindings") is None:
-        return "cuda-bindings is not installed"
+    """Why GPU tests cannot run here, or None when they can: what `deepum record`/`deepum run` need,
+    and nvcc. Creates no CUDA context."""
+    from deepum.cli.traces import gpu_missing
     from deepum.runtime import native_build
 
+    reason = gpu_missing()
+    if reason:
+        return reason
     try:
         native_build.find_nvcc()
     except native_build.NativeBuildError as exc:
