@@ -65,7 +65,7 @@ struct LaunchPlan {
   std::vector<Decision> moves;   // in decision order
 };
 
-class Policy : private Candidates {
+class Policy {
  public:
   // For mode oracle, `prefetcher` and `replacement` must be given (the simulator has the future).
   Policy(const Options& options, int64_t capacity_blocks, MemoryFacts& memory,
@@ -155,7 +155,7 @@ class Policy : private Candidates {
     leave(b);
   }
 
-  bool resident(Block b) const override { return size_t(b) < resident_.size() && resident_[b] != 0; }
+  bool resident(Block b) const { return size_t(b) < resident_.size() && resident_[b] != 0; }
   int64_t resident_blocks() const { return resident_count_; }
   int64_t peak_resident_blocks() const { return peak_; }
   uint64_t launches() const { return launch_; }
@@ -221,19 +221,29 @@ class Policy : private Candidates {
 
   // need_at > 0: a victim for a prefetch for that launch (none when the rule refuses).
   Block victim(uint64_t need_at) {
-    sparing_ = spares_window();
-    const bool ruled = replacement_ && (sparing_ || options_.mode == Mode::kOracle);
-    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);
-    if (chosen != kNone || need_at > 0 || !(ruled || sparing_)) return chosen;
-    sparing_ = false;  // the rule found nothing: the driver's rule, without dead preference
-    driver_rule_ = true;
-    const Block fallback = lru_.victim(launch_, *this, 0);
-    driver_rule_ = false;
-    return fallback;
+    const bool sparing = spares_window();
+    const bool ruled = replacement_ && (sparing || options_.mode == Mode::kOracle);
+    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, Asking(*this, sparing, true), need_at);
+    if (chosen != kNone || need_at > 0 || !(ruled || sparing)) return chosen;
+    return lru_.victim(launch_, Asking(*this, false, false), 0);  // the rule found nothing: the driver's rule
   }
 
-  bool may_go(Block b) const override { return used_by_[b] != launch_ && (!sparing_ || protect_[b] == 0); }
-  bool dead(Block b) const override { return !driver_rule_ && invalidates() && memory_.dead(b); }
+  // The resident blocks as one way of asking sees them: sparing the window or not, dead blocks first
+  // (they leave without a copy) or not.
+  class Asking : public Candidates {
+   public:
+    Asking(const Policy& policy, bool sparing, bool dead_first)
+        : policy_(policy), sparing_(sparing), dead_first_(dead_first) {}
+    bool resident(Block b) const override { return policy_.resident(b); }
+    bool may_go(Block b) const override {
+      return policy_.used_by_[b] != policy_.launch_ && (!sparing_ || policy_.protect_[b] == 0);
+    }
+    bool dead(Block b) const override { return dead_first_ && policy_.invalidates() && policy_.memory_.dead(b); }
+
+   private:
+    const Policy& policy_;
+    const bool sparing_, dead_first_;
+  };
 
   bool spares_window() const { return options_.mode == Mode::kDeepUM && options_.pre_evict; }
   bool invalidates() const {
@@ -277,7 +287,6 @@ class Policy : private Candidates {
   uint64_t launch_ = 0, iteration_ = 0;
   uint64_t foresight_start_ = 1;                // launch at which the replacement rule's iteration began
   bool predicted_ = false;                      // the last launch went through the prefetcher
-  bool sparing_ = false, driver_rule_ = false;  // how victim() is asking
   std::vector<Block> missing_;
   std::vector<Decision> entry_;
   LaunchPlan plan_;

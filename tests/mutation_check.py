@@ -25,21 +25,16 @@ MUTATIONS = {
     "lru-without-dead-preference": (
         "driver_hooks/replacement.hpp", "      if (c.dead(b)) return b;\n", ""),
     "next-use-ignores-window-protection": (
-        "driver_hooks/policy.hpp",
-        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n",
-        "    if (ruled) sparing_ = false;\n"
-        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n"
-        "    sparing_ = spares_window();\n"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
+        "victim(launch_, Asking(*this, sparing && !ruled, true), need_at)"),
     "lru-ignores-window-protection": (
-        "driver_hooks/policy.hpp",
-        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n",
-        "    if (!ruled) sparing_ = false;\n"
-        "    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, *this, need_at);\n"
-        "    sparing_ = spares_window();\n"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
+        "victim(launch_, Asking(*this, sparing && ruled, true), need_at)"),
     "prefetch-need-at-zero": (
-        "driver_hooks/policy.hpp", "victim(launch_, *this, need_at);", "victim(launch_, *this, 0);"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
+        "victim(launch_, Asking(*this, sparing, true), 0)"),
     "victim-in-use-by-the-running-kernel": (
-        "driver_hooks/policy.hpp", "return used_by_[b] != launch_ && (", "return (true) && ("),
+        "driver_hooks/policy.hpp", "return policy_.used_by_[b] != policy_.launch_ && (", "return (true) && ("),
     "bookkeeping-unbounded-without-marks": (
         "driver_hooks/policy.hpp", "kLongestIteration = uint64_t(1) << 16;", "kLongestIteration = UINT64_MAX;"),
     "cancellation-ignored": (
