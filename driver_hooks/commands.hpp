@@ -4,6 +4,8 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace deepum {
 
@@ -18,10 +20,16 @@ constexpr int kLanes = 3;
 constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
 inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
 
+// The GPU work a command runs after: one event per stream, recorded when the command was decided (the
+// launching stream, and for a discard also the streams that last used the block's memory).
+struct After {
+  std::vector<std::shared_ptr<CUevent_st>> events;
+};
+
 struct Command {
   Op op;
-  int64_t block;            // UM block number
-  CUevent after = nullptr;  // run after this event: the work launched before the decision (null: at once)
+  int64_t block;                        // UM block number
+  std::shared_ptr<const After> after;   // run after this work (null: at once)
   uint64_t seq = 0;         // number of this command on its lane
   Lane wait_lane = kToGpu;  // run after command `wait` of lane `wait_lane` (the block's previous command;
   uint64_t wait = 0;        // 0: none, or on this command's own lane, which runs in order anyway)

@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "counters.hpp"
+#include "fault_injection.hpp"
 #include "policy.hpp"
 #include "units.hpp"
 #include "worker.hpp"
@@ -44,6 +45,7 @@ class Engine : private MemoryFacts {
     counters_.launches++;
     release_freed();
     blocks_.clear();
+    discard_users_.clear();
     uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
     for (int64_t n : numbers) {
       blocks_.push_back(policy_.block(n));
@@ -105,7 +107,7 @@ class Engine : private MemoryFacts {
   }
   bool choose_discard(Block b, uint64_t& ticket) override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    return memory_.choose_discard(policy_.number(b), ticket);
+    return memory_.choose_discard(policy_.number(b), ticket, discard_users_);
   }
 
   // Blocks of freed segments hold nothing anywhere: the policy stops counting them resident. A block
@@ -131,7 +133,9 @@ class Engine : private MemoryFacts {
       if (need[lane] > published) counters_.kernel_waits_unissued++;
       const uint64_t target = std::min(need[lane], published);
       if (target <= waited[lane]) continue;
-      if (counters_.driver_ok(cuStreamWaitValue64(stream, worker_.done_word(lane), target, CU_STREAM_WAIT_VALUE_GEQ),
+      if (counters_.driver_ok(DEEPUM_GUARDED(cuStreamWaitValue64(stream, worker_.done_word(lane), target,
+                                                                 CU_STREAM_WAIT_VALUE_GEQ),
+                                             CUDA_ERROR_UNKNOWN),
                               "kernel wait for its blocks"))
         counters_.kernel_waits++;
       waited[lane] = target;
@@ -162,7 +166,8 @@ class Engine : private MemoryFacts {
   // The plan's moves other than demand, as worker commands: evictions and discards sorted by block,
   // then prefetches and populations in decision order. They run once the GPU has finished the work
   // launched before this kernel: the GPU-time point the policy's residency model stands for (the CPU
-  // may be far ahead).
+  // may be far ahead). Discards and populations also wait for the work queued on the streams that
+  // last used their blocks' memory: a freed tensor's kernels may still be queued on a side stream.
   void submit(const LaunchPlan& plan, CUstream stream) {
     std::vector<Command> commands;
     for (const Decision& d : plan.moves)
@@ -171,20 +176,38 @@ class Engine : private MemoryFacts {
     for (const Decision& d : plan.moves)
       if (d.move == Move::kPrefetch || d.move == Move::kPopulate) commands.push_back(command(d));
     if (commands.empty()) return;
-    CUevent after = nullptr;
-    if (!counters_.driver_ok(cuEventCreate(&after, CU_EVENT_DISABLE_TIMING), "cuEventCreate")) {
-      after = nullptr;
-    } else if (!counters_.driver_ok(cuEventRecord(after, stream), "cuEventRecord")) {
-      cuEventDestroy(after);
-      after = nullptr;
-    }
-    // Fails closed: without an event to order the commands after, the CPU waits for that work now.
-    if (!after) counters_.driver_ok(cuStreamSynchronize(stream), "wait for the work before the decision");
+    const std::shared_ptr<const After> after = work_before({stream});
+    std::shared_ptr<const After> discards_after = after;
+    discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
+    if (!discard_users_.empty()) discards_after = work_before(discard_users_, after);
     for (Command& c : commands) {
-      c.after = after;
+      c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
       number(c);
     }
     worker_.submit(std::move(commands));
+  }
+
+  // The work queued now on each of `streams`, beside the events of `also`. Fails closed: the work of
+  // a stream no event can be recorded on is waited for by the CPU now.
+  std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams,
+                                           const std::shared_ptr<const After>& also = nullptr) {
+    auto after = std::make_shared<After>();
+    if (also) after->events = also->events;
+    for (CUstream s : streams) {
+      CUevent event = nullptr;
+      if (!counters_.driver_ok(DEEPUM_GUARDED(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_ERROR_UNKNOWN),
+                               "cuEventCreate")) {
+        counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
+        continue;
+      }
+      std::shared_ptr<CUevent_st> owned(event, [](CUevent e) { cuEventDestroy(e); });
+      if (!counters_.driver_ok(DEEPUM_GUARDED(cuEventRecord(event, s), CUDA_ERROR_UNKNOWN), "cuEventRecord")) {
+        counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
+        continue;
+      }
+      after->events.push_back(std::move(owned));
+    }
+    return after;
   }
 
   Command command(const Decision& d) const {
@@ -215,6 +238,7 @@ class Engine : private MemoryFacts {
   std::mutex mutex_;
   Policy policy_;
   std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
+  std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
   std::unordered_map<int64_t, Lanes> lanes_;    // by UM block number: every block launched or moved
   uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to

@@ -32,25 +32,38 @@ class MemoryMap {
   void on_alloc(uint64_t addr, uint64_t size, Stream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
     live_[addr] = size;
-    born_[addr] = ++allocations_;
+    born_[addr] = {++allocations_, stream};
     order_after_discards(addr, size, stream);
   }
-  // Completed, not requested: memory used on other streams is free only once they are done.
+  // Completed, not requested: the streams recorded with record_stream are done with the memory, but
+  // not necessarily its allocation stream (reuse on that stream is ordered after its work, a discard
+  // is not): it joins the last users of the blocks the allocation covers.
   void on_free_completed(uint64_t addr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    live_.erase(addr);
-    born_.erase(addr);
+    auto it = born_.find(addr), live = live_.find(addr);
+    if (it != born_.end() && live != live_.end() && live->second) {
+      for (uint64_t b = addr >> kBlockShift; b <= (addr + live->second - 1) >> kBlockShift; ++b) {
+        std::vector<Stream>& users = last_users_[int64_t(b)];
+        if (std::find(users.begin(), users.end(), it->second.stream) == users.end()) users.push_back(it->second.stream);
+      }
+    }
+    if (live != live_.end()) live_.erase(live);
+    if (it != born_.end()) born_.erase(it);
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     segments_[addr] = size;
   }
-  // The segment's memory goes back to the system: while an engine runs (track_releases), the blocks it
-  // covers, wholly or partly, are queued for it to release from its residency model (take_released).
+  // The segment's memory goes back to the system (cudaFree waits for all work: the blocks it wholly
+  // covers have no last users left). While an engine runs (track_releases), the blocks it covers,
+  // wholly or partly, are queued for it to release from its residency model (take_released).
   void on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     segments_.erase(addr);
-    if (!size || !tracking_releases_) return;
+    if (!size) return;
+    for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
+      last_users_.erase(int64_t(b));
+    if (!tracking_releases_) return;
     for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
   }
 
@@ -81,7 +94,7 @@ class MemoryMap {
   uint64_t allocations() const { return allocations_; }
   uint64_t born(uint64_t start) const {
     auto it = born_.find(start);
-    return it == born_.end() ? 0 : it->second;
+    return it == born_.end() ? 0 : it->second.number;
   }
   // The live allocation holding `p`: {start, size}, or {0, 0}.
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
@@ -121,12 +134,17 @@ class MemoryMap {
   // before the worker issues the discard cancels it (each choice made before that allocation, not
   // later ones); allocating it afterwards makes the allocating stream wait for the discard to finish.
   // So a discard only lands on memory that has held no data since the work launched before its
-  // choice, which the discard waits for. A block can be chosen again while its last discard is in
-  // flight: the issued discard is kept beside the new choices.
-  bool choose_discard(int64_t b, uint64_t& ticket) {  // false when b is not dead
+  // choice, which the discard waits for, on the choosing stream and on each of the block's last users
+  // (appended to `users`). A block can be chosen again while its last discard is in flight: the
+  // issued discard is kept beside the new choices.
+  bool choose_discard(int64_t b, uint64_t& ticket, std::vector<Stream>& users) {  // false when b is not dead
     if (!dead(b)) return false;
     pending_[b].queued += 1;
     ticket = allocations_;
+    auto it = last_users_.find(b);
+    if (it != last_users_.end())
+      for (const Stream& s : it->second)
+        if (std::find(users.begin(), users.end(), s) == users.end()) users.push_back(s);
     return true;
   }
   // Takes one choice of b: true when the one with `ticket` may be issued now (no allocation in b since).
@@ -181,7 +199,12 @@ class MemoryMap {
   const Wait wait_;
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> live_, segments_;
-  std::unordered_map<uint64_t, uint64_t> born_;  // allocation start -> its number
+  struct Birth {
+    uint64_t number;  // allocations made before it, plus one
+    Stream stream;    // where it was allocated
+  };
+  std::unordered_map<uint64_t, Birth> born_;  // by allocation start
+  std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
   uint64_t allocations_ = 0;
   std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;

@@ -50,11 +50,12 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.allocations();
   }
-  std::optional<uint64_t> choose_discard(int64_t b) {
+  std::optional<std::pair<uint64_t, std::vector<int64_t>>> choose_discard(int64_t b) {
     std::lock_guard<std::mutex> lock(map_.mutex());
     uint64_t ticket = 0;
-    if (!map_.choose_discard(b, ticket)) return std::nullopt;
-    return ticket;
+    std::vector<int64_t> users;
+    if (!map_.choose_discard(b, ticket, users)) return std::nullopt;
+    return std::make_pair(ticket, users);
   }
   bool take_pending(int64_t b, uint64_t ticket) {
     std::lock_guard<std::mutex> lock(map_.mutex());
@@ -105,7 +106,8 @@ void bind_memory_map(py::module_& m) {
       .def("born", &MemoryMapUnderTest::born, py::arg("start"))
       .def_property_readonly("allocations", &MemoryMapUnderTest::allocations)
       .def("choose_discard", &MemoryMapUnderTest::choose_discard, py::arg("block"),
-           "The ticket of a discard of the block chosen now, or None when the block is not dead.")
+           "(ticket, last users) of a discard of the block chosen now: the streams it must also wait "
+           "for; None when the block is not dead.")
       .def("take_pending", &MemoryMapUnderTest::take_pending, py::arg("block"), py::arg("ticket"))
       .def("discard_issued", &MemoryMapUnderTest::discard_issued, py::arg("block"), py::arg("event"))
       .def("take_released", &MemoryMapUnderTest::take_released)

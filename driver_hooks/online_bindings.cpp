@@ -119,6 +119,7 @@ py::dict stats() {
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();
   out["last_cuda_error"] = rt.counters.last_error();
+  out["injected_failures"] = injected_failures.load();
   if (rt.engine) {
     out["peak_resident_bytes"] = rt.engine->peak_resident_bytes();
     out["resident_bytes"] = rt.engine->resident_bytes();

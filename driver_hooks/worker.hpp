@@ -28,6 +28,7 @@
 
 #include "commands.hpp"
 #include "counters.hpp"
+#include "fault_injection.hpp"
 #include "memory_map.hpp"
 
 namespace deepum {
@@ -39,7 +40,7 @@ using DiscardEvent = std::shared_ptr<CUevent_st>;
 // made to wait, the CPU waits for the discard before the memory is handed out.
 inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
   const auto event = reinterpret_cast<cudaEvent_t>(done.get());
-  if (cudaStreamWaitEvent(stream, event, 0) != cudaSuccess) {
+  if (DEEPUM_GUARDED(cudaStreamWaitEvent(stream, event, 0), cudaErrorUnknown) != cudaSuccess) {
     cudaGetLastError();
     cudaEventSynchronize(event);
   }
@@ -138,8 +139,10 @@ class Worker {
       cudaStream_t stream = streams_[lane];
       if (first.after && after_waited_[lane] != first.after) {
         // Fails closed: without the stream wait, the CPU waits for the work launched before the decision.
-        if (!counters_.driver_ok(cuStreamWaitEvent(stream, first.after, 0), "wait for the work before the decision"))
-          cuEventSynchronize(first.after);
+        for (const auto& event : first.after->events)
+          if (!counters_.driver_ok(DEEPUM_GUARDED(cuStreamWaitEvent(stream, event.get(), 0), CUDA_ERROR_UNKNOWN),
+                                   "wait for the work before the decision"))
+            cuEventSynchronize(event.get());
         after_waited_[lane] = first.after;
       }
       uint64_t need[kLanes] = {0, 0, 0};
@@ -148,7 +151,9 @@ class Worker {
         // Issued earlier by this thread (unless its write failed): never a wait on work yet to come.
         const uint64_t target = std::min(need[other], published(other));
         if (other == lane || target <= lane_waited_[lane][other]) continue;
-        if (counters_.driver_ok(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ), "wait for another lane"))
+        if (counters_.driver_ok(DEEPUM_GUARDED(cuStreamWaitValue64(stream, done_word(other), target, CU_STREAM_WAIT_VALUE_GEQ),
+                                               CUDA_ERROR_UNKNOWN),
+                                "wait for another lane"))
           counters_.lane_waits++;
         else
           cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
@@ -165,11 +170,6 @@ class Worker {
       // Written even when the call failed; published only once the write is enqueued.
       if (counters_.driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
         published_[lane].store(batch[j - 1].seq, std::memory_order_release);
-      if (first.after && (j == batch.size() || batch[j].after != first.after)) {
-        cuEventDestroy(first.after);  // a later event may reuse the handle: forget it was waited on
-        for (CUevent& waited : after_waited_)
-          if (waited == first.after) waited = nullptr;
-      }
       i = j;
     }
   }
@@ -204,8 +204,10 @@ class Worker {
     }
     if (taken.empty()) return left;
     size_t location_index = 0;
-    const cudaError_t err = cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(),
-                                                                to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream);
+    const cudaError_t err = DEEPUM_GUARDED(
+        cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), to_gpu ? &gpu_ : &host_,
+                                            &location_index, 1, 0, stream),
+        cudaErrorUnknown);
     if (err != cudaSuccess) {
       note_error(to_gpu ? "populate" : "discard", err);
       std::vector<std::pair<uint64_t, uint64_t>> ranges;
@@ -214,9 +216,15 @@ class Worker {
       return left;
     }
     cudaEvent_t done = nullptr;
-    if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess || cudaEventRecord(done, stream) != cudaSuccess) {
-      note_error(to_gpu ? "populate event" : "discard event", cudaGetLastError());
+    if (DEEPUM_GUARDED(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaErrorUnknown) != cudaSuccess) {
+      note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
+      return left;
+    }
+    if (DEEPUM_GUARDED(cudaEventRecord(done, stream), cudaErrorUnknown) != cudaSuccess) {
+      note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
+      cudaEventDestroy(done);
+      cudaStreamSynchronize(stream);
       return left;
     }
     const DiscardEvent shared(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
@@ -253,7 +261,7 @@ class Worker {
   std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
   cudaMemLocation gpu_{}, host_{};
-  CUevent after_waited_[kLanes] = {nullptr, nullptr, nullptr};  // the last event each lane waits on
+  std::shared_ptr<const After> after_waited_[kLanes];  // the last work each lane waits for
   uint64_t lane_waited_[kLanes][kLanes] = {};  // [lane][other]: the other lane's progress it already waits for
   std::mutex mutex_;
   std::condition_variable wake_, idle_;

@@ -2,8 +2,9 @@
 integer streams and discard events) against a plain reference model.
 
 The property that matters: a discard (a move without a copy) is never issued on memory that is live,
-nor on memory handed out again after the discard was chosen; and an allocation in a block whose issued
-discard may still be running waits for it. Two past silent data corruptions came from this logic."""
+nor on memory handed out again after the discard was chosen, nor before every stream that may still
+use the memory is done (the choice names them); and an allocation in a block whose issued discard may
+still be running waits for it. Two past silent data corruptions came from this logic."""
 from __future__ import annotations
 
 import dataclasses
@@ -42,7 +43,8 @@ class Model:
 
     def __init__(self):
         self.segments: dict[int, int] = {}        # start -> size
-        self.live: dict[int, tuple[int, int]] = {}  # start -> (size, allocation number)
+        self.live: dict[int, tuple[int, int, int]] = {}  # start -> (size, allocation number, stream)
+        self.last_users: dict[int, set[int]] = {}   # block -> allocation streams of the frees in it
         self.allocations = 0
         self.last_allocation_in: dict[int, int] = {}  # block -> number of the latest allocation touching it
         self.issued: dict[int, int] = {}            # block -> event of its latest issued discard nobody waited on
@@ -53,14 +55,14 @@ class Model:
     def dead(self, block: int) -> bool:
         lo, hi = block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES
         inside = any(start <= lo and hi <= start + size for start, size in self.segments.items())
-        overlapped = any(start < hi and lo < start + size for start, (size, _) in self.live.items())
+        overlapped = any(start < hi and lo < start + size for start, (size, _, _) in self.live.items())
         return inside and not overlapped
 
     def allocated_since(self, choice: Choice) -> bool:
         return self.last_allocation_in.get(choice.block, 0) > choice.made_after
 
     def holding(self, pointer: int) -> tuple[int, int]:
-        for start, (size, _) in self.live.items():
+        for start, (size, _, _) in self.live.items():
             if start <= pointer < start + size:
                 return start, size
         return 0, 0
@@ -83,7 +85,7 @@ class MemoryMapMachine(RuleBasedStateMachine):
                 for u in range((start - BASE) // UNIT, (start - BASE + size) // UNIT)}
 
     def live_units(self) -> set[int]:
-        return {u for start, (size, _) in self.model.live.items()
+        return {u for start, (size, _, _) in self.model.live.items()
                 for u in range((start - BASE) // UNIT, (start - BASE + size + UNIT - 1) // UNIT)}
 
     def free_units_in_segments(self) -> list[int]:
@@ -123,6 +125,9 @@ class MemoryMapMachine(RuleBasedStateMachine):
         size = self.model.segments.pop(start)
         note(f"segment free {start:#x}")
         self.map.on_segment_free(start, size)
+        for b in blocks_of(start, size):  # the free waits for all work: whole blocks have no users left
+            if start <= b * BLOCK_BYTES and (b + 1) * BLOCK_BYTES <= start + size:
+                self.model.last_users.pop(b, None)
         self.model.released.extend(blocks_of(start, size))
 
     @precondition(lambda self: not self.batch_open and self.free_units_in_segments())
@@ -151,7 +156,7 @@ class MemoryMapMachine(RuleBasedStateMachine):
                 model.cancelled += 1
             model.last_allocation_in[b] = model.allocations
         model.waits += len(expected_waits)
-        model.live[addr] = (size, model.allocations)
+        model.live[addr] = (size, model.allocations, stream)
         note(f"alloc #{model.allocations} [{addr:#x}, +{size:#x}) on stream {stream}; waits {expected_waits}")
         self.map.on_alloc(addr, size, stream)
         assert self.map.take_waits() == expected_waits
@@ -162,7 +167,9 @@ class MemoryMapMachine(RuleBasedStateMachine):
     def free_completed(self, data):
         addr = data.draw(st.sampled_from(sorted(self.model.live)), label="allocation")
         note(f"free completed {addr:#x}")
-        del self.model.live[addr]
+        size, _, stream = self.model.live.pop(addr)
+        for b in blocks_of(addr, size):
+            self.model.last_users.setdefault(b, set()).add(stream)
         self.map.on_free_completed(addr)
         assert self.map.born(addr) == 0
 
@@ -174,9 +181,10 @@ class MemoryMapMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def choose_discard(self, data):
         block = data.draw(st.sampled_from(self.dead_blocks()), label="block")
-        ticket = self.map.choose_discard(block)
-        note(f"choose discard of {block}: ticket {ticket}")
+        ticket, users = self.map.choose_discard(block)
+        note(f"choose discard of {block}: ticket {ticket}, after streams {users}")
         assert ticket == self.model.allocations
+        assert len(users) == len(set(users)) and set(users) == self.model.last_users.get(block, set())
         self.held.append(Choice(block, ticket, self.model.allocations))
 
     @precondition(lambda self: self.held)
@@ -229,7 +237,7 @@ class MemoryMapMachine(RuleBasedStateMachine):
 
     @invariant()
     def allocations_found_by_pointer(self):
-        for start, (size, _) in self.model.live.items():
+        for start, (size, _, _) in self.model.live.items():
             for pointer in (start, start + size - 1, start + size):
                 assert tuple(self.map.allocation(pointer)) == self.model.holding(pointer), hex(pointer)
 
@@ -260,8 +268,13 @@ def memory():
     return m
 
 
+def ticket_of(memory, block: int) -> int:
+    ticket, _users = memory.choose_discard(block)
+    return ticket
+
+
 def test_allocation_cancels_a_choice_made_before_it(memory):
-    ticket = memory.choose_discard(B)
+    ticket = ticket_of(memory, B)
     memory.on_alloc(block_address(B, 4096), 4096, 1)
     memory.on_free_completed(block_address(B, 4096))
     assert memory.dead(B)  # dead again, but its memory was handed out since the choice
@@ -272,22 +285,22 @@ def test_allocation_cancels_a_choice_made_before_it(memory):
 def test_a_choice_made_after_the_allocation_stands(memory):
     memory.on_alloc(block_address(B), 4096, 1)
     memory.on_free_completed(block_address(B))
-    ticket = memory.choose_discard(B)
+    ticket = ticket_of(memory, B)
     assert ticket == 1
     assert memory.take_pending(B, ticket) is True
 
 
 def test_of_two_choices_only_the_one_after_the_allocation_stands(memory):
-    early = memory.choose_discard(B)
+    early = ticket_of(memory, B)
     memory.on_alloc(block_address(B), 4096, 1)
     memory.on_free_completed(block_address(B))
-    late = memory.choose_discard(B)
+    late = ticket_of(memory, B)
     assert memory.take_pending(B, early) is False
     assert memory.take_pending(B, late) is True
 
 
 def test_an_allocation_waits_for_the_issued_discard_once(memory):
-    ticket = memory.choose_discard(B + 1)
+    ticket = ticket_of(memory, B + 1)
     assert memory.take_pending(B + 1, ticket)
     memory.discard_issued(B + 1, 7)
     memory.on_alloc(block_address(B + 1, 8192), 4096, 3)
@@ -299,7 +312,7 @@ def test_an_allocation_waits_for_the_issued_discard_once(memory):
 
 def test_an_allocation_across_blocks_waits_for_each_blocks_discard(memory):
     for block, event in ((B, 5), (B + 1, 6)):
-        assert memory.take_pending(block, memory.choose_discard(block))
+        assert memory.take_pending(block, ticket_of(memory, block))
         memory.discard_issued(block, event)
     memory.on_alloc(block_address(B, BLOCK_BYTES - 4096), 8192, 2)
     assert memory.take_waits() == [(2, 5), (2, 6)]
@@ -323,7 +336,7 @@ def test_a_block_a_segment_boundary_cuts_is_never_dead():
 
 
 def test_a_freed_segment_is_no_longer_dead_and_its_choice_is_not_taken(memory):
-    ticket = memory.choose_discard(B)
+    ticket = ticket_of(memory, B)
     memory.on_segment_free(block_address(B), 4 * BLOCK_BYTES)
     assert memory.take_pending(B, ticket) is False
     assert memory.discards_cancelled == 0
@@ -357,3 +370,19 @@ def test_contiguous_ranges_join_parts_of_one_segment_only():
     m.on_segment_alloc(block_address(B + 2), BLOCK_BYTES)  # adjacent, but another segment
     assert m.contiguous_ranges([B, B + 1, B + 2, B + 5]) == [(block_address(B), 2 * BLOCK_BYTES),
                                                             (block_address(B + 2), BLOCK_BYTES)]
+
+
+def test_a_discard_waits_for_the_streams_that_last_used_the_block(memory):
+    """A tensor allocated on a side stream and freed there at once (its kernels may still be queued):
+    a discard of its block chosen on another stream must also wait for the side stream."""
+    side, other_side = 5, 6
+    memory.on_alloc(block_address(B), 4096, side)
+    memory.on_alloc(block_address(B, 8192), 4096, other_side)
+    memory.on_free_completed(block_address(B))
+    memory.on_free_completed(block_address(B, 8192))
+    ticket, users = memory.choose_discard(B)
+    assert sorted(users) == [side, other_side]
+    assert memory.choose_discard(B + 1) == (ticket, [])  # untouched by either
+    memory.on_segment_free(block_address(B), 4 * BLOCK_BYTES)  # the free waited for all work
+    memory.on_segment_alloc(block_address(B), 4 * BLOCK_BYTES)
+    assert memory.choose_discard(B)[1] == []

@@ -88,8 +88,23 @@ ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/recorder.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",
     "driver_hooks/options_binding.hpp", "driver_hooks/units.hpp", "driver_hooks/block_list.hpp",
     "driver_hooks/replacement.hpp", "driver_hooks/prefetcher.hpp", "driver_hooks/next_use.hpp",
-    "driver_hooks/predictor.hpp", "driver_hooks/correlation.hpp", "driver_hooks/block_table.hpp"),
+    "driver_hooks/predictor.hpp", "driver_hooks/correlation.hpp", "driver_hooks/block_table.hpp",
+    "driver_hooks/fault_injection.hpp"),
                                flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)
+
+INJECT_FAULTS_VARIABLE = "DEEPUM_INJECT_FAULTS"
+
+
+def online_engine() -> TorchExtension:
+    """The online engine to load: ONLINE_ENGINE, or, when the environment variable
+    DEEPUM_INJECT_FAULTS=N is set, its fault-injection build (every Nth guarded CUDA call fails;
+    cached apart, driver_hooks/fault_injection.hpp)."""
+    every = os.environ.get(INJECT_FAULTS_VARIABLE, "").strip()
+    if not every:
+        return ONLINE_ENGINE
+    if not every.isdigit() or int(every) < 1:
+        raise ValueError(f"{INJECT_FAULTS_VARIABLE} must be a whole number of calls, 1 or more, got {every!r}")
+    return dataclasses.replace(ONLINE_ENGINE, flags=(*ONLINE_ENGINE.flags, f"-DDEEPUM_INJECT_FAULTS={int(every)}"))
 
 
 def find_cupti(nvcc: Path) -> tuple[Path, Path]:

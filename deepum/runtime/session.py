@@ -32,7 +32,7 @@ def configure_before_context(config: RuntimeConfig) -> None:
     """The one point between cuInit and the creation of the CUDA context: builds (first use) and
     loads the online engine and configures CUPTI's unified-memory counters, the fault log."""
     global _engine
-    _engine = native_build.load_torch_extension(native_build.ONLINE_ENGINE)
+    _engine = native_build.load_torch_extension(native_build.online_engine())
     _engine.configure_fault_log(config.device)
 
 
