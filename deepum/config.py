@@ -66,8 +66,12 @@ class DeepUMConfig:
                               "several)")
     eviction: str = _choice("next_use", EVICTION,
                             "how pre-eviction picks its victim among the blocks the running kernel and the prediction "
-                            "window do not need: 'next_use' (the block whose next use, foreseen from the last "
+                            "window do not need: 'next_use' (the block whose next use, foreseen from an earlier "
                             "iteration's launches, comes last) or 'lru' (least recently migrated, DeepUM's rule)")
+    foresight_iterations: int = _size(4, 1, 16, "iterations next_use eviction remembers: it foresees from the latest "
+                                                "whose launches so far match the current iteration's by execution "
+                                                "ID (bucketed shapes repeat two or more back), else from the last; "
+                                                "1 foresees from the last iteration only")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "

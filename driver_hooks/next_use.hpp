@@ -1,13 +1,15 @@
 // Eviction by foreseen next use: a replacement rule of the policy core (policy.hpp).
 //
-// Training repeats its iteration: the launches at which a block was used in the last iteration
-// foretell when it is used next. A block used at positions u1 < u2 < ... of the last iteration
-// (launches counted from the iteration's first) is foreseen, at position p of the current one,
-// at the first ui past p, else at u1 of the next iteration. The victim is the resident block
-// foreseen last: Belady's choice on the foreseen future. Blocks the last iteration did not use
-// are foreseen never and go first, least recently arrived first. Blocks are dense indices
-// (0, 1, ... as the caller numbers them). deepum/specs/next_use.py is the
-// readable specification; tests/test_next_use.py checks that both choose alike.
+// Training repeats its iterations: the launches at which a block was used in an earlier iteration
+// foretell when it is used next. The rule remembers the last `remembered` iterations with the exec IDs
+// of their launches and foresees from the most recent one whose launches so far match the current
+// iteration's (by exec ID, launch by launch), else from the last one. A block used at positions
+// u1 < u2 < ... of that iteration (launches counted from the iteration's first) is foreseen, at
+// position p of the current one, at the first ui past p, else at its first use in the iteration that
+// followed that one (the last follows itself). The victim is the resident block foreseen last:
+// Belady's choice on the foreseen future. Blocks foreseen nowhere go first, least recently arrived
+// first. Blocks are dense indices (0, 1, ... as the caller numbers them). deepum/specs/next_use.py is
+// the readable specification; tests/test_next_use.py checks that both choose alike.
 #pragma once
 
 #include <algorithm>
@@ -30,18 +32,45 @@ class NextUseEviction {
   static constexpr uint64_t kUnforeseen = UINT64_MAX;
   static constexpr int64_t kNoVictim = -1;
 
+  explicit NextUseEviction(size_t remembered = 1) : history_(std::max<size_t>(remembered, 1)) {}
+
   // Launches are numbered by the caller in launch order; `first` is the first launch of the
-  // iteration that starts now. The iteration that ends becomes the one foreseen from.
+  // iteration that starts now. The iteration that ends is remembered.
   void start_iteration(uint64_t first) {
-    last_length_ = first - start_;
+    const uint64_t ended = iterations_++;
+    Past& past = history_[slot(ended)];
+    past.execs.swap(execs_);
+    execs_.clear();
+    past.length = first - start_;
     start_ = first;
-    queue_ = {};
-    parked_.clear();
-    for (size_t block = 0; block < blocks_.size(); ++block) {
-      Block& b = blocks_[block];
-      b.before.swap(b.now);
+    matching_.clear();
+    for (uint64_t i = ended + 1; i-- > 0 && ended - i < history_.size();) matching_.push_back(i);
+    foreseen_from_ = ended;
+    for (Block& b : blocks_) {
+      if (b.past.empty()) b.past.resize(history_.size());
+      Uses& uses = b.past[slot(ended)];
+      uses.iteration = ended;
+      uses.positions.swap(b.now);
       b.now.clear();
-      if (b.queued) push(int64_t(block), b, first);
+    }
+    foresee_queued(first);
+  }
+
+  // A kernel with `exec_id` launches (before its uses): iterations whose launch at this place had
+  // another exec ID no longer match; the latest that still does is foreseen from.
+  void launch(uint64_t launch, uint64_t exec_id) {
+    const size_t place = execs_.size();
+    execs_.push_back(exec_id);
+    matching_.erase(std::remove_if(matching_.begin(), matching_.end(),
+                                   [&](uint64_t i) {
+                                     const std::vector<uint64_t>& execs = history_[slot(i)].execs;
+                                     return place >= execs.size() || execs[place] != exec_id;
+                                   }),
+                    matching_.end());
+    const uint64_t chosen = matching_.empty() ? iterations_ - 1 : matching_.front();
+    if (iterations_ > 0 && chosen != foreseen_from_) {
+      foreseen_from_ = chosen;
+      foresee_queued(launch);
     }
   }
 
@@ -107,24 +136,51 @@ class NextUseEviction {
   }
 
  private:
+  static constexpr uint64_t kNoIteration = UINT64_MAX;
+  struct Uses {
+    uint64_t iteration = kNoIteration;  // the remembered iteration these are of
+    std::vector<uint32_t> positions;    // of its uses in that iteration
+  };
   struct Block {
-    std::vector<uint32_t> before, now;  // positions of its uses in the last / the current iteration
+    std::vector<Uses> past;             // by slot(iteration), once an iteration has ended
+    std::vector<uint32_t> now;          // positions of its uses in the current iteration
     uint64_t next_use = kUnforeseen;    // as last pushed
     uint64_t age = 0;                   // number of its latest arrival
     bool queued = false;                // may have a current entry in the queue (one at most)
   };
+  struct Past {
+    std::vector<uint64_t> execs;  // exec IDs of its launches, in order
+    uint64_t length = 0;          // launches from its first to the next iteration's first
+  };
   using Entry = std::tuple<uint64_t, uint64_t, int64_t>;  // next use, UINT64_MAX - age, block
 
+  size_t slot(uint64_t iteration) const { return size_t(iteration % history_.size()); }
   Block& at(int64_t block) {
     if (size_t(block) >= blocks_.size()) blocks_.resize(size_t(block) + 1);
     return blocks_[block];
   }
+  const std::vector<uint32_t>& uses_in(const Block& b, uint64_t iteration) const {
+    static const std::vector<uint32_t> kNone;
+    if (b.past.empty() || b.past[slot(iteration)].iteration != iteration) return kNone;
+    return b.past[slot(iteration)].positions;
+  }
   uint64_t foresee(const Block& b, uint64_t launch) const {
-    if (b.before.empty()) return kUnforeseen;
+    if (iterations_ == 0) return kUnforeseen;
     const uint64_t position = launch - start_;
-    auto it = std::upper_bound(b.before.begin(), b.before.end(), uint32_t(position));
-    if (it != b.before.end()) return start_ + *it;
-    return start_ + std::max(last_length_, position + 1) + b.before.front();
+    const std::vector<uint32_t>& uses = uses_in(b, foreseen_from_);
+    auto it = std::upper_bound(uses.begin(), uses.end(), uint32_t(position));
+    if (it != uses.end()) return start_ + *it;
+    const uint64_t follower = foreseen_from_ + 1 < iterations_ ? foreseen_from_ + 1 : foreseen_from_;
+    const std::vector<uint32_t>& after = uses_in(b, follower);
+    if (after.empty()) return kUnforeseen;
+    return start_ + std::max(history_[slot(foreseen_from_)].length, position + 1) + after.front();
+  }
+  // Every queued block foreseen anew from `launch` (the iteration foreseen from changed).
+  void foresee_queued(uint64_t launch) {
+    queue_ = {};
+    parked_.clear();
+    for (size_t block = 0; block < blocks_.size(); ++block)
+      if (blocks_[block].queued) push(int64_t(block), blocks_[block], launch);
   }
   void push(int64_t block, Block& b, uint64_t launch) {
     b.next_use = foresee(b, launch);
@@ -141,13 +197,20 @@ class NextUseEviction {
   std::priority_queue<Entry> queue_;  // latest foreseen first; stale entries are skipped
   std::vector<Entry> parked_;         // entries may_go refused during launch parked_launch_
   uint64_t parked_launch_ = 0;
-  uint64_t start_ = 0, last_length_ = 0, arrivals_ = 0;
+  std::vector<Past> history_;        // the remembered iterations, by slot(iteration)
+  std::vector<uint64_t> execs_;      // exec IDs of the current iteration's launches so far
+  std::vector<uint64_t> matching_;   // remembered iterations matching those, latest first
+  uint64_t iterations_ = 0;          // iterations ended so far
+  uint64_t foreseen_from_ = 0;       // the iteration foreseen from (once one has ended)
+  uint64_t start_ = 0, arrivals_ = 0;
 };
 
 // NextUseEviction as the policy core's replacement rule.
 class NextUseReplacement : public Replacement {
  public:
+  explicit NextUseReplacement(size_t remembered) : rule_(remembered) {}
   void start_iteration(uint64_t first_launch) override { rule_.start_iteration(first_launch); }
+  void launch(uint64_t launch, uint64_t exec_id) override { rule_.launch(launch, exec_id); }
   void use(Block b, uint64_t launch, bool resident) override { rule_.use(b, launch, resident); }
   void arrive(Block b, uint64_t launch) override { rule_.arrive(b, launch); }
   Block victim(uint64_t launch, const Candidates& c, uint64_t need_at) override {

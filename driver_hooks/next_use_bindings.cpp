@@ -10,8 +10,9 @@ using deepum::NextUseEviction;
 void bind_next_use(py::module_& m) {
   py::class_<NextUseEviction>(m, "NextUseEviction",
                               "Eviction by foreseen next use (native); same behaviour as deepum.next_use.NextUseEviction.")
-      .def(py::init<>())
+      .def(py::init<size_t>(), py::arg("remembered") = 1)
       .def("start_iteration", &NextUseEviction::start_iteration, py::arg("first"))
+      .def("launch", &NextUseEviction::launch, py::arg("launch"), py::arg("exec_id"))
       .def("use", &NextUseEviction::use, py::arg("block"), py::arg("launch"), py::arg("resident"))
       .def("arrive", &NextUseEviction::arrive, py::arg("block"), py::arg("launch"))
       .def("foresee", [](const NextUseEviction& e, int64_t block, uint64_t launch) { return e.foresee(block, launch); },

@@ -17,6 +17,7 @@ struct Options {
   CorrelationConfig tables;  // tables.lookahead is the window's length, also the oracle's
   LearnFrom learn_from = LearnFrom::kAccesses;
   Eviction eviction = Eviction::kNextUse;
+  size_t foresight_iterations = 1;  // iterations next-use eviction remembers to foresee from
   bool prefetch = true, pre_evict = true, invalidate = true;
 };
 

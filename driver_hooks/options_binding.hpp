@@ -42,6 +42,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   if (eviction != "lru" && eviction != "next_use")
     throw std::invalid_argument("eviction must be 'lru' or 'next_use', got '" + eviction + "'");
   out.eviction = eviction == "lru" ? Eviction::kLru : Eviction::kNextUse;
+  out.foresight_iterations = c["foresight_iterations"].cast<size_t>();
   out.prefetch = c["prefetch"].cast<bool>();
   out.pre_evict = c["pre_evict"].cast<bool>();
   out.invalidate = c["invalidate"].cast<bool>();

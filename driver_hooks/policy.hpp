@@ -78,7 +78,7 @@ class Policy {
       throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
     if (deepum && !prefetcher_) prefetcher_ = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
     if (deepum && options_.pre_evict && options_.eviction == Eviction::kNextUse && !replacement_)
-      replacement_ = std::make_unique<NextUseReplacement>();
+      replacement_ = std::make_unique<NextUseReplacement>(options_.foresight_iterations);
   }
 
   // The dense index of UM block `number` (numbered when new).
@@ -97,6 +97,7 @@ class Policy {
       replacement_->start_iteration(launch_);
       foresight_start_ = launch_;
     }
+    if (replacement_) replacement_->launch(launch_, exec_id);
     missing_.clear();
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import inspect
 
+from .synth_bucketed import synth_bucketed
 from .synth_cnn import RESNET_LAYOUTS, synth_cnn
 from .synth_transformer import synth_transformer
 
-GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn}
+GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed}
 
 _HELP = {
     "transformer": {
@@ -23,6 +24,16 @@ _HELP = {
         "hidden": "model width (elements)",
         "heads": "attention heads (must divide hidden)",
         "seq": "sequence length (tokens)",
+        "batch": "sequences per iteration",
+        "vocab": "vocabulary size",
+    },
+    "bucketed": {
+        "layers": "transformer blocks",
+        "hidden": "model width (elements)",
+        "heads": "attention heads (must divide hidden)",
+        "seq": "longest sequence length (tokens): the first bucket's",
+        "buckets": "sequence-length buckets, taken in turn (step i pads to seq * (buckets - i % buckets) "
+                   "// buckets tokens); 2 alternates two shapes",
         "batch": "sequences per iteration",
         "vocab": "vocabulary size",
     },

@@ -288,13 +288,16 @@ def new_writer(model: str, config: dict, parameters: int) -> TraceWriter | Count
 
 
 class Model:
-    """Parameters (initialised on the device at construction) and their persistent gradient buffers."""
+    """Parameters (initialised on the device at construction), their persistent gradient buffers and,
+    unless a model steps otherwise, fused Adam's state."""
 
     def __init__(self, stream: Stream, dtype_bytes: int):
         self.s, self.d = stream, dtype_bytes
         self.n = _names(dtype_bytes)
         self.params: list[Tensor] = []
         self.grad: dict[Tensor, Tensor] = {}
+        self.exp_avg: list[Tensor] = []
+        self.exp_avg_sq: list[Tensor] = []
 
     def _param(self, numel: int, normal: bool) -> Tensor:
         """A parameter of `numel` elements, drawn from a normal distribution or filled with a constant."""
@@ -327,6 +330,20 @@ class Model:
         s.free(dlsm, saved["lsm"])
         return dlogits
 
+    def begin_iteration(self, iteration: int) -> None:
+        """What changes from one training step to the next (a batch's shape, routing); nothing here."""
+
+    def step(self) -> None:
+        """Fused Adam; the first step allocates and zeroes exp_avg and exp_avg_sq (PyTorch's lazy state)."""
+        if not self.exp_avg:
+            for p in self.params:
+                for state in (self.exp_avg, self.exp_avg_sq):
+                    state.append(self.s.empty(p.nbytes))
+                    self.s.launch("vectorized_elementwise_kernel<fill>", writes=[state[-1]])
+        self.s.multi_tensor("multi_tensor_apply_kernel<FusedAdam>",
+                            [self.params, list(self.grad.values()), self.exp_avg, self.exp_avg_sq],
+                            ["update", "read", "update", "update"], self.d)
+
     def zero_grad(self) -> None:
         """optimizer.zero_grad(set_to_none=False): one foreach zero over every gradient buffer."""
         self.s.multi_tensor("multi_tensor_apply_kernel<foreach_zero>", [list(self.grad.values())], ["write"], self.d)
@@ -334,8 +351,9 @@ class Model:
 
 def train(writer: TraceWriter, model, iterations: int) -> None:
     """The training loop: zero_grad, forward, backward, optimizer step, once per iteration."""
-    for _ in range(iterations):
+    for iteration in range(iterations):
         writer.begin_iteration()
+        model.begin_iteration(iteration)
         model.zero_grad()
         model.backward(model.forward())
         model.step()

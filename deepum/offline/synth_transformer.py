@@ -26,8 +26,6 @@ class _GPT(Model):
         self.mask = stream.empty(seq * seq)                 # causal mask buffer, bool
         stream.launch("triu_tril_kernel", writes=[self.mask])
         self._allocate_grads()
-        self.exp_avg: list[Tensor] = []
-        self.exp_avg_sq: list[Tensor] = []
 
     @staticmethod
     def parameter_count(layers, hidden, seq, vocab) -> int:
@@ -107,13 +105,29 @@ class _GPT(Model):
         x2 = self._elementwise("vectorized_elementwise_kernel<add>", x, a)
         s.free(a)
         h2, mean2, rstd2 = self._layer_norm(x2, p["ln2_w"], p["ln2_b"])
-        f1 = self._linear(h2, p["fc1_w"], p["fc1_b"], 4 * H, H)
-        g = self._elementwise("vectorized_elementwise_kernel<gelu>", f1)
-        f2 = self._linear(g, p["fc2_w"], p["fc2_b"], H, 4 * H)
+        mlp, f2 = self._mlp_forward(p, h2)
         x3 = self._elementwise("vectorized_elementwise_kernel<add>", x2, f2)
         s.free(f2)
         return dict(x=x, h1=h1, mean1=mean1, rstd1=rstd1, qkv=qkv, probs=probs, y=y, x2=x2, h2=h2,
-                    mean2=mean2, rstd2=rstd2, f1=f1, g=g), x3
+                    mean2=mean2, rstd2=rstd2, mlp=mlp), x3
+
+    def _mlp_forward(self, p: dict, h2: Tensor) -> tuple[dict, Tensor]:
+        """The feed-forward half of a block on the normalised input h2: (saved tensors, output)."""
+        H = self.H
+        f1 = self._linear(h2, p["fc1_w"], p["fc1_b"], 4 * H, H)
+        g = self._elementwise("vectorized_elementwise_kernel<gelu>", f1)
+        return dict(f1=f1, g=g), self._linear(g, p["fc2_w"], p["fc2_b"], H, 4 * H)
+
+    def _mlp_backward(self, p: dict, v: dict, dx3: Tensor, h2: Tensor) -> Tensor:
+        """Backward of _mlp_forward from the grad of its output; frees what it saved, returns the grad of h2."""
+        s, H = self.s, self.H
+        dg = self._linear_backward(dx3, v["g"], p["fc2_w"], p["fc2_b"], H, 4 * H)
+        s.free(v["g"])
+        df1 = self._elementwise("vectorized_elementwise_kernel<gelu_backward>", dg, v["f1"])
+        s.free(dg, v["f1"])
+        dh2 = self._linear_backward(df1, h2, p["fc1_w"], p["fc1_b"], 4 * H, H)
+        s.free(df1)
+        return dh2
 
     def backward(self, saved: dict) -> None:
         s, T, H, d = self.s, self.T, self.H, self.d
@@ -134,12 +148,8 @@ class _GPT(Model):
     def _block_backward(self, p: dict, v: dict, dx3: Tensor) -> Tensor:
         s, H, B, A, S = self.s, self.H, self.B, self.A, self.S
         attention_flops = 2 * B * A * S * S * (H // A)
-        dg = self._linear_backward(dx3, v["g"], p["fc2_w"], p["fc2_b"], H, 4 * H)
-        s.free(v["g"])
-        df1 = self._elementwise("vectorized_elementwise_kernel<gelu_backward>", dg, v["f1"])
-        s.free(dg, v["f1"])
-        dh2 = self._linear_backward(df1, v["h2"], p["fc1_w"], p["fc1_b"], 4 * H, H)
-        s.free(df1, v["h2"])
+        dh2 = self._mlp_backward(p, v["mlp"], dx3, v["h2"])
+        s.free(v["h2"])
         dx2b = self._layer_norm_backward(dh2, v["x2"], v["mean2"], v["rstd2"], p["ln2_w"], p["ln2_b"])
         s.free(dh2, v["x2"], v["mean2"], v["rstd2"])
         dx2 = self._elementwise("vectorized_elementwise_kernel<add>", dx3, dx2b)
@@ -172,18 +182,6 @@ class _GPT(Model):
         dx = self._elementwise("vectorized_elementwise_kernel<add>", dx2, dxb)
         s.free(dx2, dxb)
         return dx
-
-    def step(self) -> None:
-        """Fused Adam; the first step allocates and zeroes exp_avg and exp_avg_sq (PyTorch's lazy state)."""
-        if not self.exp_avg:
-            for p in self.params:
-                for state in (self.exp_avg, self.exp_avg_sq):
-                    state.append(self.s.empty(p.nbytes))
-                    self.s.launch("vectorized_elementwise_kernel<fill>", writes=[state[-1]])
-        self.s.multi_tensor("multi_tensor_apply_kernel<FusedAdam>",
-                            [self.params, list(self.grad.values()), self.exp_avg, self.exp_avg_sq],
-                            ["update", "read", "update", "update"], self.d)
-
 
 def synth_transformer(layers: int = 12, hidden: int = 1024, heads: int = 16, seq: int = 1024, batch: int = 4,
                       vocab: int = 50304, iterations: int = 4, seed: int = 0, dtype_bytes: int = 2) -> Trace:

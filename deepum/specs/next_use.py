@@ -1,16 +1,24 @@
 """Eviction by foreseen next use: the readable specification of driver_hooks/next_use.hpp, which the
 simulator's deepum policy and the online engine use (DeepUMConfig.eviction = "next_use").
 
-Training repeats its iteration, so the launches at which a block was used in the last iteration
-foretell when it is used next. A block used at positions u1 < u2 < ... of the last iteration
-(launches counted from the iteration's first) is foreseen, at position p of the current one, at the
-first ui past p, else at u1 of the next iteration (which starts one last-iteration length after the
-current one, or just past p if the current iteration already ran longer). The victim is the
-resident block foreseen last: Belady's choice on the foreseen future. Blocks the last iteration did
-not use are foreseen never and go first, least recently arrived first.
+Training repeats its iterations, so the launches at which a block was used in an earlier iteration
+foretell when it is used next. Not always the last iteration: with sequence lengths bucketed, the one
+that repeats the current shapes may be two or more back. So the rule remembers the last `remembered`
+iterations (DeepUMConfig.foresight_iterations) with the execution IDs of their launches, and foresees
+from the most recent one whose launches so far match the current iteration's, launch by launch, by
+execution ID; when none matches (routing that changes every step), from the last one.
 
-A block's foreseen launch is taken when it arrives, when it is used while resident and at each
-iteration start, not at every launch: the native version keeps blocks in a heap by that figure.
+A block used at positions u1 < u2 < ... of the iteration foreseen from (launches counted from the
+iteration's first) is foreseen, at position p of the current one, at the first ui past p; past its last
+use, at its first use in the iteration that followed the one foreseen from (the last iteration follows
+itself), which is taken to start one foreseen-from length after the current one, or just past p if the
+current iteration already ran longer. The victim is the resident block foreseen last: Belady's choice on
+the foreseen future. Blocks foreseen nowhere go first, least recently arrived first. With remembered = 1
+this is foresight from the last iteration alone.
+
+A block's foreseen launch is taken when it arrives, when it is used while resident, at each iteration
+start and whenever the iteration foreseen from changes, not at every launch: the native version keeps
+blocks in a heap by that figure.
 """
 from __future__ import annotations
 
@@ -19,36 +27,66 @@ import dataclasses
 from typing import Callable
 
 UNFORESEEN = 2**64 - 1
-"""Foreseen launch of a block the last iteration did not use."""
+"""Foreseen launch of a block that no iteration foreseen from uses."""
 
 
 @dataclasses.dataclass
 class _Block:
-    before: list[int] = dataclasses.field(default_factory=list)  # positions of its uses, last iteration
-    now: list[int] = dataclasses.field(default_factory=list)     # positions of its uses, this iteration
+    uses: dict[int, list[int]] = dataclasses.field(default_factory=dict)  # remembered iteration -> positions
+    now: list[int] = dataclasses.field(default_factory=list)              # positions of its uses, this iteration
     next_use: int = UNFORESEEN  # foreseen launch, as last taken
     age: int = 0                # number of its latest arrival
     queued: bool = False        # a candidate while resident (False once given up, until it arrives or is used)
+
+
+@dataclasses.dataclass
+class _Iteration:
+    execs: list[int]  # execution IDs of its launches, in order
+    length: int       # launches from its first to the next iteration's first
 
 
 class NextUseEviction:
     """Foresees each block's next use and picks victims; launches are numbered by the caller in
     launch order (the simulator: kernel rows; the engine: 1, 2, ... across iterations)."""
 
-    def __init__(self):
+    def __init__(self, remembered: int = 1):
+        if remembered < 1:
+            raise ValueError("at least one iteration is remembered")
+        self._remembered = remembered
         self._blocks: dict[int, _Block] = {}
+        self._history: dict[int, _Iteration] = {}  # the remembered iterations by number (0, 1, ...)
+        self._iterations = 0   # iterations ended so far
         self._start = 0        # first launch of the current iteration
-        self._last_length = 0  # launches of the last iteration
+        self._execs: list[int] = []     # execution IDs of the current iteration's launches so far
+        self._matching: list[int] = []  # remembered iterations whose launches match those, latest first
+        self._foreseen_from: int | None = None  # the iteration foreseen from (None: none ended yet)
         self._arrivals = 0
 
     def start_iteration(self, first: int) -> None:
-        """The iteration starting at launch `first` begins; the one that ends is foreseen from."""
-        self._last_length = first - self._start
-        self._start = first
+        """The iteration starting at launch `first` begins; the one that ends is remembered."""
+        ended = self._iterations
+        self._history[ended] = _Iteration(self._execs, first - self._start)
+        self._history.pop(ended - self._remembered, None)
         for block in self._blocks.values():
-            block.before, block.now = block.now, []
-            if block.queued:
-                block.next_use = self._foresee(block, first)
+            block.uses[ended], block.now = block.now, []
+            block.uses.pop(ended - self._remembered, None)
+        self._iterations += 1
+        self._start, self._execs = first, []
+        self._matching = sorted(self._history, reverse=True)
+        self._foreseen_from = ended
+        self._foresee_queued(first)
+
+    def launch(self, launch: int, exec_id: int) -> None:
+        """A kernel with `exec_id` launches (before its uses): iterations whose launch at this place of
+        theirs had another execution ID no longer match; the latest that still does is foreseen from."""
+        place = len(self._execs)
+        self._execs.append(exec_id)
+        self._matching = [i for i in self._matching
+                          if place < len(self._history[i].execs) and self._history[i].execs[place] == exec_id]
+        chosen = self._matching[0] if self._matching else self._iterations - 1
+        if self._iterations and chosen != self._foreseen_from:
+            self._foreseen_from = chosen
+            self._foresee_queued(launch)
 
     def use(self, block: int, launch: int, resident: bool) -> None:
         """The kernel of `launch` uses `block`; a resident block is foreseen anew."""
@@ -89,11 +127,22 @@ class NextUseEviction:
         self._blocks[chosen].queued = False
         return chosen
 
+    def _foresee_queued(self, launch: int) -> None:
+        for block in self._blocks.values():
+            if block.queued:
+                block.next_use = self._foresee(block, launch)
+
     def _foresee(self, b: _Block, launch: int) -> int:
-        if not b.before:
+        source = self._foreseen_from
+        if source is None:
             return UNFORESEEN
         position = launch - self._start
-        at = bisect.bisect_right(b.before, position)
-        if at < len(b.before):
-            return self._start + b.before[at]
-        return self._start + max(self._last_length, position + 1) + b.before[0]
+        uses = b.uses.get(source, [])
+        at = bisect.bisect_right(uses, position)
+        if at < len(uses):
+            return self._start + uses[at]
+        follower = source + 1 if source + 1 < self._iterations else source
+        after = b.uses.get(follower)
+        if not after:
+            return UNFORESEEN
+        return self._start + max(self._history[source].length, position + 1) + after[0]

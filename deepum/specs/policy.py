@@ -63,7 +63,8 @@ class Policy:
         self.mode, self.capacity, self.config, self._dead = mode, capacity_blocks, config, dead
         deepum = mode == "deepum"
         self._predictor = Predictor(config) if deepum else None
-        self._next_use = NextUseEviction() if deepum and config.pre_evict and config.eviction == "next_use" else None
+        self._next_use = (NextUseEviction(config.foresight_iterations)
+                          if deepum and config.pre_evict and config.eviction == "next_use" else None)
         self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
         self._protect: Counter[int] = Counter()
         self._used_by: dict[int, int] = {}
@@ -83,6 +84,8 @@ class Policy:
         if self._next_use and self._launch - self._foresight_start >= LONGEST_ITERATION:
             self._next_use.start_iteration(self._launch)
             self._foresight_start = self._launch
+        if self._next_use:
+            self._next_use.launch(self._launch, exec_id)
         missing = []
         for b in blocks:
             self._used_by[b] = self._launch
