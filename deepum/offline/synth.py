@@ -14,9 +14,10 @@ import inspect
 
 from .synth_bucketed import synth_bucketed
 from .synth_cnn import RESNET_LAYOUTS, synth_cnn
+from .synth_moe import synth_moe
 from .synth_transformer import synth_transformer
 
-GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed}
+GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed, "moe": synth_moe}
 
 _HELP = {
     "transformer": {
@@ -36,6 +37,19 @@ _HELP = {
                    "// buckets tokens); 2 alternates two shapes",
         "batch": "sequences per iteration",
         "vocab": "vocabulary size",
+    },
+    "moe": {
+        "layers": "transformer blocks",
+        "hidden": "model width (elements)",
+        "heads": "attention heads (must divide hidden)",
+        "seq": "sequence length (tokens)",
+        "batch": "sequences per iteration",
+        "vocab": "vocabulary size",
+        "experts": "experts per block (each a 4 x hidden feed-forward network)",
+        "active": "experts a block's router sends tokens to in a step, drawn anew each step and block "
+                  "(each runs on batch * seq * top_k / active token slots)",
+        "top_k": "experts each token goes to",
+        "routing_seed": "seed of the routing (which experts each step and block uses)",
     },
     "cnn": {
         "depth": f"ResNet depth, one of {', '.join(map(str, sorted(RESNET_LAYOUTS)))}",

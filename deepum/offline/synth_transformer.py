@@ -16,11 +16,10 @@ class _GPT(Model):
         H = hidden
         self.wte = self._param(vocab * H, normal=True)
         self.wpe = self._param(seq * H, normal=True)
-        self.layers = [{name: self._param(numel, normal=normal) for name, numel, normal in (
+        self.layers = [{**{name: self._param(numel, normal=normal) for name, numel, normal in (
             ("ln1_w", H, False), ("ln1_b", H, False), ("qkv_w", 3 * H * H, True), ("qkv_b", 3 * H, False),
-            ("proj_w", H * H, True), ("proj_b", H, False), ("ln2_w", H, False), ("ln2_b", H, False),
-            ("fc1_w", 4 * H * H, True), ("fc1_b", 4 * H, False), ("fc2_w", 4 * H * H, True),
-            ("fc2_b", H, False))} for _ in range(layers)]
+            ("proj_w", H * H, True), ("proj_b", H, False), ("ln2_w", H, False), ("ln2_b", H, False))},
+            **self._mlp_params()} for _ in range(layers)]
         self.lnf_w = self._param(H, normal=False)
         self.lnf_b = self._param(H, normal=False)
         self.mask = stream.empty(seq * seq)                 # causal mask buffer, bool
@@ -34,14 +33,17 @@ class _GPT(Model):
 
     # forward / backward building blocks; each returns new tensors and frees nothing it did not create
 
-    def _linear(self, x: Tensor, w: Tensor, b: Tensor, out: int, inp: int) -> Tensor:
-        y = self.s.empty(self.T * out * self.d)
-        self.s.launch(self.n["gemm_fwd"], reads=[x, w, b], writes=[y], flops=2 * self.T * out * inp)
+    def _linear(self, x: Tensor, w: Tensor, b: Tensor, out: int, inp: int, tokens: int | None = None) -> Tensor:
+        tokens = tokens or self.T
+        y = self.s.empty(tokens * out * self.d)
+        self.s.launch(self.n["gemm_fwd"], reads=[x, w, b], writes=[y], flops=2 * tokens * out * inp)
         return y
 
-    def _linear_backward(self, dy: Tensor, x: Tensor, w: Tensor, b: Tensor, out: int, inp: int) -> Tensor:
-        s, flops = self.s, 2 * self.T * out * inp
-        dx = s.empty(self.T * inp * self.d)
+    def _linear_backward(self, dy: Tensor, x: Tensor, w: Tensor, b: Tensor, out: int, inp: int,
+                         tokens: int | None = None) -> Tensor:
+        tokens = tokens or self.T
+        s, flops = self.s, 2 * tokens * out * inp
+        dx = s.empty(tokens * inp * self.d)
         s.launch(self.n["gemm_dgrad"], reads=[dy, w], writes=[dx], flops=flops)
         s.launch(self.n["gemm_wgrad"], reads=[dy, x], updates=[self.grad[w]], flops=flops)
         s.launch("reduce_kernel<sum>", reads=[dy], updates=[self.grad[b]])
@@ -110,6 +112,12 @@ class _GPT(Model):
         s.free(f2)
         return dict(x=x, h1=h1, mean1=mean1, rstd1=rstd1, qkv=qkv, probs=probs, y=y, x2=x2, h2=h2,
                     mean2=mean2, rstd2=rstd2, mlp=mlp), x3
+
+    def _mlp_params(self) -> dict:
+        """The parameters of one block's feed-forward half."""
+        H = self.H
+        return {name: self._param(numel, normal=normal) for name, numel, normal in (
+            ("fc1_w", 4 * H * H, True), ("fc1_b", 4 * H, False), ("fc2_w", 4 * H * H, True), ("fc2_b", H, False))}
 
     def _mlp_forward(self, p: dict, h2: Tensor) -> tuple[dict, Tensor]:
         """The feed-forward half of a block on the normalised input h2: (saved tensors, output)."""
