@@ -313,7 +313,7 @@ def test_generator_options_follow_the_signatures():
                                        "seed", "dtype_bytes"]
     assert options[0] == ("layers", int, 12, options[0][3]) and all(o[3] for o in options)
     assert [o[0] for o in synth.generator_options("cnn")][:4] == ["depth", "width", "image", "batch"]
-    assert set(synth.GENERATORS) == {"transformer", "cnn"}
+    assert set(synth.GENERATORS) == {"transformer", "cnn", "bucketed", "unet", "moe"}
     with pytest.raises(ValueError, match="unknown generator"):
         synth.generator_options("rnn")
 
@@ -336,6 +336,9 @@ def test_bad_sizes_are_refused(call, message):
     ("transformer", dict(layers=3, hidden=256, heads=4, seq=128, batch=2, vocab=512, iterations=3)),
     ("transformer", dict(layers=1, hidden=128, heads=2, seq=64, batch=1, vocab=256, iterations=1)),
     ("cnn", dict(depth=50, width=8, image=64, batch=2, iterations=3)),
+    ("bucketed", dict(layers=3, hidden=256, heads=4, seq=128, buckets=3, batch=2, vocab=512, iterations=7)),
+    ("unet", dict(levels=3, width=8, image=64, batch=2, iterations=3)),
+    ("moe", dict(layers=3, hidden=128, heads=2, seq=64, batch=2, vocab=256, iterations=4)),
 ])
 def test_estimate_counts_what_the_generator_writes(model, options):
     from deepum.offline.synth import GENERATORS
@@ -375,3 +378,106 @@ def test_monitored_generation_reports_progress(monkeypatch):
     with monitored(heard.append):
         trace = GENERATORS["transformer"](layers=2, hidden=128, heads=2, seq=64, batch=1, vocab=256, iterations=3)
     assert sum(heard) == trace.num_kernels // MONITOR_EVERY * MONITOR_EVERY > 0
+
+
+# ------------------------------------------------------------------------------ irregular training
+SMALL_BUCKETED = dict(layers=2, hidden=256, heads=4, seq=128, buckets=3, batch=2, vocab=1000, iterations=8)
+SMALL_UNET = dict(levels=3, width=8, image=64, batch=2, classes=3, iterations=3)
+SMALL_MOE = dict(layers=2, hidden=128, heads=2, seq=64, batch=2, vocab=256, experts=6, active=3, top_k=2,
+                 iterations=4)
+IRREGULAR = [(synth.synth_bucketed, SMALL_BUCKETED), (synth.synth_unet, SMALL_UNET), (synth.synth_moe, SMALL_MOE)]
+
+
+def iteration_exec_ids(trace):
+    return [trace.kernel_exec_id[s] for s in iteration_slices(trace)]
+
+
+def same_launches(a, b) -> bool:
+    return a.shape == b.shape and bool((a == b).all())
+
+
+@pytest.mark.parametrize("generate, config", IRREGULAR)
+def test_irregular_traces_validate_and_are_memory_safe(generate, config):
+    trace = generate(**config)
+    validate_trace(trace)
+    assert trace.iterations == config["iterations"]
+    assert check_memory_safety(trace) > 0
+
+
+@pytest.mark.parametrize("buckets", [2, 3, 4])
+def test_bucketed_steps_repeat_one_cycle_of_buckets_back(buckets):
+    """From iteration 1 on (after the optimizer state is allocated), a step launches what the step
+    `buckets` back launched, and differs from the steps in between."""
+    ids = iteration_exec_ids(synth.synth_bucketed(**{**SMALL_BUCKETED, "buckets": buckets, "iterations": 1 + 2 * buckets}))
+    for i in range(1, 1 + buckets):
+        assert same_launches(ids[i], ids[i + buckets])
+        assert not any(same_launches(ids[i], ids[j]) for j in range(i + 1, i + buckets))
+
+
+def test_bucket_lengths_run_longest_first():
+    from deepum.offline.synth_bucketed import bucket_lengths
+
+    assert bucket_lengths(1024, 3) == [1024, 682, 341]
+    assert bucket_lengths(128, 2) == [128, 64]
+    with pytest.raises(ValueError, match="buckets"):
+        synth.synth_bucketed(seq=2, buckets=3)
+
+
+def test_unet_skip_activation_lives_across_the_whole_decoder():
+    """The top level's skip activation, written by the encoder's second convolution, is read by the
+    last concatenation, after every other convolution of the forward pass (images large enough that
+    each level's activations have blocks of their own)."""
+    trace = synth.synth_unet(**{**SMALL_UNET, "image": 256})
+    s = iteration_slices(trace)[1]
+    rows = np.arange(s.start, s.stop)
+    kernel_names = names(trace)[s].astype(str)
+    convs = rows[np.char.find(kernel_names, "fprop") >= 0]
+    cats = rows[kernel_names == "CatArrayBatchedCopy"]
+    assert len(cats) == SMALL_UNET["levels"]
+    skip = set(kernel_accesses(trace, convs[1])[0].tolist())
+    assert skip & set(kernel_accesses(trace, cats[-1])[0].tolist())
+    assert not skip & set(kernel_accesses(trace, cats[0])[0].tolist())
+    forward_convs = convs[convs < cats[-1]]
+    assert len(forward_convs) >= 2 * (SMALL_UNET["levels"] + 1) + SMALL_UNET["levels"]
+
+
+def test_moe_routing_changes_per_step_and_follows_its_seed():
+    """Each step launches as many kernels, but touches another set of expert weights; the routing seed
+    alone decides which (experts wide enough to have blocks of their own)."""
+    config = {**SMALL_MOE, "hidden": 512, "heads": 4}
+    trace = synth.synth_moe(**config)
+    ids = iteration_exec_ids(trace)
+    assert len({len(i) for i in ids[1:]}) == 1
+    assert not any(same_launches(ids[i], ids[j]) for i in range(1, len(ids)) for j in range(i + 1, len(ids)))
+
+    def expert_blocks(trace, iteration):
+        s = iteration_slices(trace)[iteration]
+        rows = np.arange(s.start, s.stop)[np.char.find(names(trace)[s].astype(str), "_tn_") >= 0]
+        return frozenset(b for k in rows for b in kernel_accesses(trace, k)[0].tolist())
+
+    assert len({expert_blocks(trace, i) for i in range(1, len(ids))}) > 1
+    again = synth.synth_moe(**config)
+    other = synth.synth_moe(**{**config, "routing_seed": 1})
+    assert np.array_equal(again.kernel_exec_id, trace.kernel_exec_id)
+    assert not np.array_equal(other.kernel_exec_id, trace.kernel_exec_id)
+
+
+def test_irregular_parameter_counts_match_the_bytes_held():
+    """Parameters, grads and Adam's two states are all that stays allocated (and the causal mask)."""
+    unet = synth.synth_unet(**SMALL_UNET)
+    convs = 2 * (SMALL_UNET["levels"] + 1) + 3 * SMALL_UNET["levels"] + 1
+    check_persistent_bytes(unet, 4 * unet.meta["model"]["parameters"] * 2, 4 * 2 * convs)
+    moe = synth.synth_moe(**SMALL_MOE)
+    tensors = 2 + SMALL_MOE["layers"] * (8 + 1 + 4 * SMALL_MOE["experts"]) + 2
+    check_persistent_bytes(moe, 4 * moe.meta["model"]["parameters"] * 2 + SMALL_MOE["seq"] ** 2, 4 * tensors + 1)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: synth.synth_moe(active=9), r"top_k \(2\) <= active \(9\) <= experts \(8\)"),
+    (lambda: synth.synth_moe(routing_seed=-1), "routing_seed must be a non-negative integer"),
+    (lambda: synth.synth_unet(image=100), r"image \(100\) must be a multiple of 2\*\*levels \(16\)"),
+    (lambda: synth.synth_bucketed(buckets=0), "buckets must be a positive integer"),
+])
+def test_irregular_bad_sizes_are_refused(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

@@ -132,7 +132,7 @@ def _add_synth(sub) -> None:
                 m.add_argument(flag, dest=option, type=int, choices=sorted(MATMUL_FLOPS_PER_S), default=None,
                                help=f"{text} (default {default})")
             elif kind is int:
-                kind = _whole(0, "a non-negative integer") if option == "seed" else _whole(1, "a positive integer")
+                kind = _whole(0, "a non-negative integer") if option.endswith("seed") else _whole(1, "a positive integer")
                 m.add_argument(flag, dest=option, type=kind, default=None, metavar=option.upper(),
                                help=f"{text} (default {default})")
             else:

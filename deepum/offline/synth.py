@@ -1,4 +1,6 @@
-"""Synthetic training traces: a GPT-2-like transformer and a ResNet, launched kernel by kernel.
+"""Synthetic training traces, launched kernel by kernel: a GPT-2-like transformer and a ResNet, and three
+irregular ones: the transformer on bucketed sequence lengths (the step that repeats is a cycle of buckets
+back), a U-Net (long skip connections) and a mixture of experts (routing that changes every step).
 
 Each generator plays one PyTorch training loop (zero_grad, forward, backward, optimizer step) against
 the caching-allocator model, so tensor addresses, reuse of freed memory and allocator events look like
@@ -16,8 +18,13 @@ from .synth_bucketed import synth_bucketed
 from .synth_cnn import RESNET_LAYOUTS, synth_cnn
 from .synth_moe import synth_moe
 from .synth_transformer import synth_transformer
+from .synth_unet import synth_unet
 
-GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed, "moe": synth_moe}
+__all__ = ["GENERATORS", "generator_options", "synth_bucketed", "synth_cnn", "synth_moe", "synth_transformer",
+           "synth_unet"]
+
+GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed, "unet": synth_unet,
+              "moe": synth_moe}
 
 _HELP = {
     "transformer": {
@@ -37,6 +44,13 @@ _HELP = {
                    "// buckets tokens); 2 alternates two shapes",
         "batch": "sequences per iteration",
         "vocab": "vocabulary size",
+    },
+    "unet": {
+        "levels": "poolings of the encoder (and upsamplings of the decoder)",
+        "width": "channels of the top level (doubling per level down)",
+        "image": "image side (pixels, a multiple of 2**levels)",
+        "batch": "images per iteration",
+        "classes": "classes per pixel",
     },
     "moe": {
         "layers": "transformer blocks",

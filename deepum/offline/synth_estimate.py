@@ -18,8 +18,10 @@ import resource
 from ..units import counted, format_bytes
 from .synth import GENERATORS
 from .synth_cnn import _ResNet
+from .synth_moe import _MoEGPT
 from .synth_stream import counting
 from .synth_transformer import _GPT
+from .synth_unet import _UNet
 from .trace_format import BLOCK_BYTES
 
 # Bytes the writer holds at its peak (growing columns, the final arrays, validation and the compressed
@@ -31,14 +33,18 @@ BYTES_PER_MEM_EVENT = 250
 BASE_BYTES = 512 * 2**20
 
 # The size a generator's trace grows linearly in, counted at 1 and 2 and extrapolated.
-_LINEAR = {"transformer": "layers"}
+_LINEAR = {"transformer": "layers", "bucketed": "layers", "moe": "layers"}
 
 
 def _parameters(model: str, sizes: dict) -> int:
-    if model == "transformer":
+    if model in ("transformer", "bucketed"):
         return _GPT.parameter_count(sizes["layers"], sizes["hidden"], sizes["seq"], sizes["vocab"])
     if model == "cnn":
         return _ResNet.parameter_count(sizes["depth"], sizes["width"])
+    if model == "unet":
+        return _UNet.parameter_count(sizes["levels"], sizes["width"], sizes["classes"])
+    if model == "moe":
+        return _MoEGPT.parameter_count(sizes["layers"], sizes["hidden"], sizes["seq"], sizes["vocab"], sizes["experts"])
     raise ValueError(f"unknown generator {model!r}")
 
 
