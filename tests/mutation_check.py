@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ["tests/test_policy.py", "tests/test_simulator.py", "tests/test_memory_map.py"]
+TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_simulator.py", "tests/test_memory_map.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -37,6 +37,15 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "return policy_.used_by_[b] != policy_.launch_ && (", "return (true) && ("),
     "bookkeeping-unbounded-without-marks": (
         "driver_hooks/policy.hpp", "kLongestIteration = uint64_t(1) << 16;", "kLongestIteration = UINT64_MAX;"),
+    "foresight-ignores-exec-ids": (
+        "driver_hooks/next_use.hpp", "return place >= execs.size() || execs[place] != exec_id;",
+        "return place >= execs.size();"),
+    "foresight-from-the-oldest-match": (
+        "driver_hooks/next_use.hpp", "matching_.empty() ? iterations_ - 1 : matching_.front()",
+        "matching_.empty() ? iterations_ - 1 : matching_.back()"),
+    "foresight-wraps-into-the-same-iteration": (
+        "driver_hooks/next_use.hpp", "foreseen_from_ + 1 < iterations_ ? foreseen_from_ + 1 : foreseen_from_",
+        "foreseen_from_"),
     "cancellation-ignored": (
         "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
 }

@@ -1,7 +1,9 @@
 """Eviction by foreseen next use: the readable specification (deepum/specs/next_use.py) against the native
-class the simulator and the online engine use, as a state machine driving both through iterations,
-uses, arrivals, departures and victim choices in any order; and the properties that make it Belady's
-choice on a repeating iteration."""
+class the simulator and the online engine use, as a state machine driving both through iterations (of
+several kinds, launched by execution ID), uses, arrivals, departures and victim choices in any order;
+and the properties that make it Belady's choice on a repeating iteration or a cycle of them, and no
+other than foresight from the last iteration when no remembered one matches."""
+import numpy as np
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -9,28 +11,36 @@ from deepum import _native
 from deepum.specs.next_use import UNFORESEEN, NextUseEviction
 
 BLOCKS = 12
+EXEC_IDS = 6  # few, so that iterations of different kinds share launches
 block_sets = st.frozensets(st.integers(0, BLOCKS - 1), max_size=5)
+iterations = st.lists(st.tuples(st.integers(0, EXEC_IDS - 1),
+                                st.frozensets(st.integers(0, BLOCKS - 1), min_size=1, max_size=4)),
+                      min_size=1, max_size=8)
 
 
 class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
-    """Launches numbered as the engine numbers them; an iteration of kernels that repeats (so blocks are
-    foreseen), with departures from it; blocks arriving, leaving without being chosen (released) and
-    chosen as victims, some pinned or dead, for demand (need_at 0) or for a prefetch ahead."""
+    """Launches numbered as the engine numbers them; iterations of a few kinds (as bucketed shapes make
+    them), each a list of kernels (exec ID, blocks) and chosen anew at each iteration start, so that a
+    remembered iteration matches the current one, for a while or throughout, or none does; departures
+    from them; blocks arriving, leaving without being chosen (released) and chosen as victims, some
+    pinned or dead, for demand (need_at 0) or for a prefetch ahead."""
 
-    @initialize(iteration=st.lists(st.frozensets(st.integers(0, BLOCKS - 1), min_size=1, max_size=4),
-                                   min_size=1, max_size=8),
+    @initialize(kinds=st.lists(iterations, min_size=1, max_size=3), remembered=st.integers(1, 4),
                 first=st.integers(0, 3))
-    def start(self, iteration, first):
-        note(f"iteration {[sorted(b) for b in iteration]}, first launch {first}")
-        self.spec, self.native = NextUseEviction(), _native.NextUseEviction()
-        self.iteration, self.position = iteration, 0
+    def start(self, kinds, remembered, first):
+        note(f"iterations {[[(e, sorted(b)) for e, b in kind] for kind in kinds]}, remembered {remembered}, "
+             f"first launch {first}")
+        self.spec, self.native = NextUseEviction(remembered), _native.NextUseEviction(remembered)
+        self.kinds, self.iteration, self.position = kinds, kinds[0], 0
         self.launch = first
         self.resident: set[int] = set()
         self.refused: set[int] = set()  # pinned so far in this launch: stays pinned (the native contract)
 
-    def _next_launch(self, gap=1):
+    def _next_launch(self, exec_id, gap=1):
         self.launch += gap
         self.refused = set()
+        self.spec.launch(self.launch, exec_id)
+        self.native.launch(self.launch, exec_id)
 
     def _use(self, block):
         resident = block in self.resident
@@ -42,18 +52,21 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
         self.spec.arrive(block, self.launch)
         self.native.arrive(block, self.launch)
 
-    @rule(bring_in=st.booleans())
-    def next_launch_of_the_iteration(self, bring_in):
-        """The iteration's next kernel launches (a new iteration at its first); it uses its blocks and,
-        with bring_in, the missing ones arrive."""
-        self._next_launch()
+    @rule(bring_in=st.booleans(), kind=st.integers(0, 2))
+    def next_launch_of_the_iteration(self, bring_in, kind):
+        """The iteration's next kernel launches (at its first, a new iteration of the given kind); it uses
+        its blocks and, with bring_in, the missing ones arrive."""
         starts = self.position == 0
         if starts:
-            self.spec.start_iteration(self.launch)
-            self.native.start_iteration(self.launch)
-        blocks = sorted(self.iteration[self.position])
+            self.iteration = self.kinds[kind % len(self.kinds)]
+            self.spec.start_iteration(self.launch + 1)
+            self.native.start_iteration(self.launch + 1)
+        exec_id, blocks = self.iteration[self.position]
+        self._next_launch(exec_id)
+        blocks = sorted(blocks)
         self.position = (self.position + 1) % len(self.iteration)
-        note(f"launch {self.launch}: iteration kernel {blocks}{' (an iteration starts)' if starts else ''}"
+        note(f"launch {self.launch}: kernel {exec_id} {blocks}"
+             f"{f' (an iteration of kind {kind % len(self.kinds)} starts)' if starts else ''}"
              f"{', missing ones arrive' if bring_in else ''}")
         for block in blocks:
             self._use(block)
@@ -62,19 +75,19 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
                 if block not in self.resident:
                     self._arrive(block)
 
-    @rule(gap=st.integers(1, 3), blocks=block_sets)
-    def a_launch_off_the_iteration(self, gap, blocks):
-        self._next_launch(gap)
-        note(f"launch {self.launch}: off the iteration, uses {sorted(blocks)}")
+    @rule(gap=st.integers(1, 3), exec_id=st.integers(0, EXEC_IDS), blocks=block_sets)
+    def a_launch_off_the_iteration(self, gap, exec_id, blocks):
+        self._next_launch(exec_id, gap)
+        note(f"launch {self.launch}: off the iteration, kernel {exec_id} uses {sorted(blocks)}")
         for block in sorted(blocks):
             self._use(block)
 
-    @rule()
-    def an_iteration_starts_early(self):
-        self._next_launch()
-        note(f"launch {self.launch}: an iteration starts")
-        self.spec.start_iteration(self.launch)
-        self.native.start_iteration(self.launch)
+    @rule(exec_id=st.integers(0, EXEC_IDS))
+    def an_iteration_starts_early(self, exec_id):
+        note(f"launch {self.launch + 1}: an iteration starts with kernel {exec_id}")
+        self.spec.start_iteration(self.launch + 1)
+        self.native.start_iteration(self.launch + 1)
+        self._next_launch(exec_id)
 
     @rule(block=st.integers(0, BLOCKS - 1))
     def use(self, block):
@@ -114,6 +127,8 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
 
     @invariant()
     def every_block_is_foreseen_alike(self):
+        if not hasattr(self, "spec"):
+            return
         for block in range(BLOCKS):
             for seen_from in (self.launch, self.launch + 1, self.launch + 9):
                 assert self.native.foresee(block, seen_from) == self.spec.foresee(block, seen_from), (block, seen_from)
@@ -144,6 +159,56 @@ def test_a_repeating_iteration_is_foreseen_exactly(iteration, repeats):
                     assert eviction.foresee(block, launch) == later[0]
                 elif not any(block in blocks for blocks in iteration):
                     assert eviction.foresee(block, launch) == UNFORESEEN
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.frozensets(st.integers(0, BLOCKS - 1), min_size=1), min_size=1, max_size=12),
+                min_size=1, max_size=4),
+       st.integers(0, 3), st.integers(2, 4))
+def test_a_cycle_of_iterations_is_foreseen_exactly_when_remembered(kinds, extra, cycles):
+    """Iterations of a few kinds taken in turn (each kind's launches with their own exec IDs): once a
+    cycle has run, every block is foreseen at its true next use, this iteration or the next, when at
+    least a cycle of iterations is remembered."""
+    eviction = NextUseEviction(len(kinds) + extra)
+    order = [k for _ in range(cycles) for k in range(len(kinds))]
+    launches = [(100 * k + i, blocks) for k in order for i, blocks in enumerate(kinds[k])]
+    starts = set(np.cumsum([0] + [len(kinds[k]) for k in order]).tolist())
+    cycle = sum(len(kind) for kind in kinds)
+    for launch, (exec_id, blocks) in enumerate(launches):
+        if launch in starts:
+            eviction.start_iteration(launch)
+        eviction.launch(launch, exec_id)
+        for block in blocks:
+            eviction.use(block, launch, resident=False)
+        if launch >= cycle:
+            following = min(s for s in starts if s > launch)
+            horizon = min((s for s in starts if s > following), default=len(launches))
+            for block in range(BLOCKS):
+                later = [k for k in range(launch + 1, horizon) if block in launches[k][1]]
+                if later:
+                    assert eviction.foresee(block, launch) == later[0], (block, launch)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.frozensets(st.integers(0, BLOCKS - 1), max_size=4), min_size=1, max_size=8),
+                min_size=1, max_size=8),
+       st.integers(2, 16))
+def test_when_no_remembered_iteration_matches_the_last_one_is_foreseen_from(steps, remembered):
+    """Routing that changes every step: no launch repeats an earlier iteration's at its place, and
+    remembering more foresees as foresight from the last iteration alone does."""
+    alone, remembering = NextUseEviction(1), NextUseEviction(remembered)
+    launch = 0
+    for step, kernels in enumerate(steps):
+        for eviction in (alone, remembering):
+            eviction.start_iteration(launch)
+        for place, blocks in enumerate(kernels):
+            for eviction in (alone, remembering):
+                eviction.launch(launch, 1000 * step + place)
+                for block in sorted(blocks):
+                    eviction.use(block, launch, resident=False)
+            for block in range(BLOCKS):
+                assert remembering.foresee(block, launch) == alone.foresee(block, launch)
+            launch += 1
 
 
 def test_the_victim_is_the_block_foreseen_last_and_a_prefetch_never_gives_up_a_sooner_one():

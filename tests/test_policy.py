@@ -40,21 +40,25 @@ class Pair:
 configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 16),
                     exec_records=st.integers(1, 4), block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
-                    eviction=st.sampled_from(["lru", "next_use"]), prefetch=st.booleans(),
+                    eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
+                    prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
 
 
 class SpecAndNativeDecideAlike(RuleBasedStateMachine):
-    """Training-like launches (an iteration replayed, with departures from it), allocations dying and
-    coming back, segments released and faults learned, in any order."""
+    """Training-like launches (iterations of one to three kinds taken in turn, as bucketed shapes make
+    them, with departures from them), allocations dying and coming back, segments released and faults
+    learned, in any order."""
 
     @initialize(mode=st.sampled_from(["um", "advise", "deepum", "deepum", "deepum"]), capacity=st.integers(2, 6),
-                config=configs, program=st.lists(kernel, min_size=2, max_size=10))
-    def start(self, mode, capacity, config, program):
+                config=configs, programs=st.lists(st.lists(kernel, min_size=2, max_size=10), min_size=1, max_size=3))
+    def start(self, mode, capacity, config, programs):
         self.capacity = capacity
         self.pair = Pair(mode, capacity, config, in_machine=True)
-        self.program = [(e, sorted(b)[:capacity]) for e, b in program]
+        self.programs = [[(e, sorted(b)[:capacity]) for e, b in program] for program in programs]
+        self.iterations = 0
+        self.program = self.programs[0]
         self.position = 0
         self.last_blocks: list[int] = []
 
@@ -71,6 +75,8 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
         self.position += 1
         if self.position == len(self.program):
             self.position = 0
+            self.iterations += 1
+            self.program = self.programs[self.iterations % len(self.programs)]
             assert self.pair.spec.next_iteration() == self.pair.native.next_iteration()
 
     @rule(k=kernel)
@@ -230,15 +236,19 @@ def test_without_iteration_marks_both_start_their_own_iterations():
 
 
 def test_native_bookkeeping_stays_flat_without_iteration_marks():
-    """Inference or a custom optimizer never marks an iteration: the policy's memory must not grow
-    with the number of launches."""
+    """Inference or a custom optimizer never marks an iteration: once the iterations next-use eviction
+    remembers are filled (each LONGEST_ITERATION launches), the policy's memory must not grow with the
+    number of launches."""
+    from deepum.specs.policy import LONGEST_ITERATION
+
     def resident_kib() -> int:
         with open("/proc/self/statm") as statm:
             return int(statm.read().split()[1]) * 4
 
-    native = _native.Policy("deepum", 8, DeepUMConfig(lookahead=4).to_dict())
+    config = DeepUMConfig(lookahead=4)
+    native = _native.Policy("deepum", 8, config.to_dict())
     program = [(100 + k, [(3 * k + j) % 24 for j in range(4)]) for k in range(16)]
-    for launch in range(150_000):
+    for launch in range((config.foresight_iterations + 1) * LONGEST_ITERATION + 20_000):
         native.on_launch(*program[launch % len(program)])
     before = resident_kib()
     for launch in range(450_000):
