@@ -30,6 +30,7 @@ from modes import BY_NAME, SIMULATED_MODES  # the script's own folder is first o
 from replay_throughput import machine
 
 CAPACITY_FRACTIONS = (1.0, 0.75, 0.5)
+TRACES = ("transformer", "cnn")  # the irregular workloads have bench/irregular.py
 # Variant name -> (policy, DeepUMConfig fields changed from the defaults).
 VARIANTS = {name: (BY_NAME[name].policy, BY_NAME[name].config) for name in SIMULATED_MODES}
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -108,7 +109,7 @@ def print_warmup(warmup: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, help="training iterations per trace (default: the generator's, 4)")
-    parser.add_argument("--model", action="append", choices=list(GENERATORS),
+    parser.add_argument("--model", action="append", choices=TRACES,
                         help="trace to compare (repeatable; default: all)")
     parser.add_argument("-o", "--output", type=Path, help="JSON file to write (default: in bench/results/)")
     args = parser.parse_args()
@@ -116,7 +117,7 @@ def main() -> None:
                                            else f"policy_comparison_iterations_{args.iterations}.json")
 
     rows, warmup, traces = [], [], {}
-    for model in args.model or list(GENERATORS):
+    for model in args.model or TRACES:
         trace = GENERATORS[model](**({} if args.iterations is None else {"iterations": args.iterations}))
         traces[model] = {"kernels": trace.num_kernels, "accesses": trace.num_accesses,
                          "iterations": trace.iterations, "footprint_bytes": trace.footprint_bytes()}
