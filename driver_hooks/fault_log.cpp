@@ -79,6 +79,14 @@ void configure_fault_log(int device) {
   rt.fault_log_configured = true;
 }
 
+bool restore_fault_log(bool kernel_records) {
+  if (!runtime().fault_log_configured) return true;
+  bool ok = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
+  ok = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS && ok;
+  if (kernel_records) ok = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS && ok;
+  return ok;
+}
+
 void flush_fault_log() {
   if (runtime().fault_log_configured) cuptiActivityFlushAll(1);
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -56,11 +57,20 @@ int32_t pages_in_block(uint64_t start, uint64_t size, uint64_t b) {
 void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid,
                uint32_t correlation, const char* name) {
   Runtime& rt = runtime();
+  // The engine's waits, prefetches and event records must not enter a graph being captured.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    rt.counters.launches_ignored++;
+    return;
+  }
   const auto& params = params_of(f);
-  const char* buffer = nullptr;
+  const char* buffer = nullptr;  // the `extra` form: one buffer of buffer_size bytes holds the arguments
+  size_t buffer_size = 0;
   if (!kernel_params && extra) {
-    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2)
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
       if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<const char*>(extra[i + 1]);
+      if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) buffer_size = *static_cast<const size_t*>(extra[i + 1]);
+    }
   }
   if (!kernel_params && !buffer) rt.counters.launches_without_arguments++;
   uint64_t id = mix(reinterpret_cast<uint64_t>(f), grid);
@@ -69,7 +79,8 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
     uint64_t last_allocation = 0;
     for (size_t i = 0; i < params.size(); ++i) {
-      const char* value = kernel_params ? static_cast<const char*>(kernel_params[i]) : buffer ? buffer + params[i].first : nullptr;
+      const bool in_buffer = buffer && params[i].first + params[i].second <= buffer_size;
+      const char* value = kernel_params ? static_cast<const char*>(kernel_params[i]) : in_buffer ? buffer + params[i].first : nullptr;
       if (!value) continue;
       for (size_t w = 0; w + 8 <= params[i].second; w += 8) {
         uint64_t word;
@@ -103,10 +114,26 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   rt.engine->on_launch(id, blocks, stream);
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+// A module unloads: a later module's functions may reuse its function handles, so the argument
+// layouts learned so far are forgotten.
+void forget_parameter_layouts() {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
+  rt.launch_hook.params.clear();
+}
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) forget_parameter_layouts();
+    return;
+  }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   Runtime& rt = runtime();
   if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
+  if (cb->context != rt.context || rt.routing.paused.load(std::memory_order_relaxed)) {
+    rt.counters.launches_ignored++;  // another device's context, or a graph capture under way
+    return;
+  }
   const auto began = std::chrono::steady_clock::now();
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
@@ -127,6 +154,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, co
     }
     default: break;
   }
+  if (rt.memory.frees_awaited()) process_deferred_frees();
   rt.counters.hook_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count();
 }
 
@@ -134,10 +162,18 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, co
 
 void subscribe_launch_hook() {
   Runtime& rt = runtime();
-  check_cupti(cuptiSubscribe(&rt.subscriber, on_callback, nullptr), "cuptiSubscribe");
+  const CUptiResult subscribed = cuptiSubscribe(&rt.subscriber, on_callback, nullptr);
+  if (subscribed == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    rt.subscriber = nullptr;
+    throw std::runtime_error("deepum's launch hook cannot start: another CUPTI client (a profiler such as Nsight "
+                             "Systems, Nsight Compute or torch.profiler) holds CUPTI's callbacks in this process");
+  }
+  check_cupti(subscribed, "cuptiSubscribe");
   for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
                                 CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
     check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid), "cuptiEnableCallback");
+  check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING),
+              "cuptiEnableCallback(MODULE_UNLOAD_STARTING)");
 }
 
 void unsubscribe_launch_hook() {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -28,27 +29,41 @@ class MemoryMap {
 
   explicit MemoryMap(Wait wait) : wait_(std::move(wait)) {}
 
-  // The caching allocator's events; each takes the lock.
-  void on_alloc(uint64_t addr, uint64_t size, Stream stream) {
+  // The caching allocator's events; each takes the lock. Allocations outside the managed segments
+  // (other pools, other devices) are not tracked: on_alloc says whether this one is.
+  bool on_alloc(uint64_t addr, uint64_t size, Stream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (!in_segment(addr)) return false;
     live_[addr] = size;
     born_[addr] = {++allocations_, stream};
     order_after_discards(addr, size, stream);
+    return true;
   }
-  // Completed, not requested: the streams recorded with record_stream are done with the memory, but
-  // not necessarily its allocation stream (reuse on that stream is ordered after its work, a discard
-  // is not): it joins the last users of the blocks the allocation covers.
-  void on_free_completed(uint64_t addr) {
+  // Requested: a block used on other streams (record_stream) is free only once they are done.
+  void on_free_requested(uint64_t addr) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (live_.count(addr)) frees_awaited_.insert(addr);
+  }
+  // Completed: the streams recorded with record_stream are done with the memory, but not necessarily
+  // its allocation stream (reuse on that stream is ordered after its work, a discard is not): it joins
+  // the last users of the blocks the allocation covers. Says whether the allocation was tracked.
+  bool on_free_completed(uint64_t addr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    frees_awaited_.erase(addr);
     auto it = born_.find(addr), live = live_.find(addr);
-    if (it != born_.end() && live != live_.end() && live->second) {
-      for (uint64_t b = addr >> kBlockShift; b <= (addr + live->second - 1) >> kBlockShift; ++b) {
-        std::vector<Stream>& users = last_users_[int64_t(b)];
-        if (std::find(users.begin(), users.end(), it->second.stream) == users.end()) users.push_back(it->second.stream);
-      }
+    if (it == born_.end() || live == live_.end()) return false;
+    for (uint64_t b = addr >> kBlockShift; live->second && b <= (addr + live->second - 1) >> kBlockShift; ++b) {
+      std::vector<Stream>& users = last_users_[int64_t(b)];
+      if (std::find(users.begin(), users.end(), it->second.stream) == users.end()) users.push_back(it->second.stream);
     }
-    if (live != live_.end()) live_.erase(live);
-    if (it != born_.end()) born_.erase(it);
+    live_.erase(live);
+    born_.erase(it);
+    return true;
+  }
+  // Frees requested and not completed yet.
+  size_t frees_awaited() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return frees_awaited_.size();
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -59,8 +74,7 @@ class MemoryMap {
   // wholly or partly, are queued for it to release from its residency model (take_released).
   void on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    segments_.erase(addr);
-    if (!size) return;
+    if (!segments_.erase(addr) || !size) return;  // not a managed segment
     for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
       last_users_.erase(int64_t(b));
     if (!tracking_releases_) return;
@@ -114,6 +128,10 @@ class MemoryMap {
     if (it == live_.begin()) return true;
     --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
     return it->first + it->second <= start;
+  }
+  bool in_segment(uint64_t p) const {
+    auto it = segments_.upper_bound(p);
+    return it != segments_.begin() && p < std::prev(it)->first + std::prev(it)->second;
   }
   // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
   std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
@@ -205,6 +223,7 @@ class MemoryMap {
   };
   std::unordered_map<uint64_t, Birth> born_;  // by allocation start
   std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
+  std::unordered_set<uint64_t> frees_awaited_;  // allocations whose free was requested, not completed
   uint64_t allocations_ = 0;
   std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;

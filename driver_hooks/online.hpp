@@ -16,6 +16,8 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,6 +32,17 @@
 
 namespace deepum {
 
+// Where PyTorch's allocations go while a session runs: deepum's pool on its device (session.py routes
+// them; allocator_hook.cpp lifts the routing for a moment to let deferred frees complete).
+struct Routing {
+  std::mutex mutex;          // held while the routing is changed
+  bool active = false;       // the engine runs and the session routes allocations into the pool
+  std::atomic<int> paused{0};  // graph captures (or other pools' scopes) under way: the engine stands aside
+  std::atomic<int> device{-1};
+  std::pair<uint64_t, uint64_t> pool{0, 0};  // the MemPool's id
+  std::chrono::steady_clock::time_point last_window{};
+};
+
 struct LaunchHookState {
   std::mutex params_mutex;
   std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;  // (offset, size) per argument
@@ -43,6 +56,8 @@ struct Runtime {
                        // and attributed in Python (deepum/fault_attribution.py)
   EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines
   LaunchHookState launch_hook;
+  Routing routing;
+  CUcontext context = nullptr;                  // the engine's device's primary context: other contexts' launches are ignored
   CUpti_SubscriberHandle subscriber = nullptr;  // the launch hook's, while started
   bool fault_log_configured = false;
   std::once_flag allocator_hook_attached;
@@ -56,8 +71,12 @@ void subscribe_launch_hook();
 void unsubscribe_launch_hook();
 // allocator_hook.cpp
 void attach_allocator_hook();
+void process_deferred_frees();
 // fault_log.cpp: configure before the CUDA context exists, or CUPTI records no UM counters.
 void configure_fault_log(int device);
 void flush_fault_log();
+// After another CUPTI client (a profiler) ran: takes CUPTI's activity buffers back and enables the
+// unified-memory counters (and kernel records) again; false when CUPTI refuses.
+bool restore_fault_log(bool kernel_records);
 
 }  // namespace deepum

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "online.hpp"
 #include "options_binding.hpp"
@@ -23,36 +24,65 @@ Runtime& runtime() {
 
 namespace {
 
+// The primary context of `device`, which PyTorch has created by now.
+CUcontext primary_context(int device) {
+  CUdevice handle = 0;
+  CUcontext context = nullptr;
+  if (cuDeviceGet(&handle, device) != CUDA_SUCCESS || cuDevicePrimaryCtxRetain(&context, handle) != CUDA_SUCCESS)
+    throw std::runtime_error("deepum: could not find the primary CUDA context of device " + std::to_string(device));
+  cuDevicePrimaryCtxRelease(handle);  // PyTorch keeps it alive
+  return context;
+}
+
+void stop();
+
 // Starts the launch hook, the engine (the policy core for `mode` with the options of `config`, a
-// DeepUMConfig dict) and its worker; with record, also the trace recorder.
-void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record) {
+// DeepUMConfig dict) and its worker; with record, also the trace recorder. `pool` is the id of the
+// MemPool that the session routes PyTorch's allocations into. All or nothing: if a step fails,
+// whatever started is stopped again and the error says why.
+void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record,
+           std::pair<uint64_t, uint64_t> pool) {
   Runtime& rt = runtime();
   if (rt.engine) throw std::runtime_error("the deepum engine is already running");
   const Options options = options_from(mode, config);
   if (options.mode == Mode::kOracle)
     throw std::invalid_argument("the online engine runs um, advise or deepum, not oracle");
   const bool learn_faults = options.mode == Mode::kDeepUM && options.learn_from == LearnFrom::kFaults;
-  if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
-    check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
-  if (record) {
-    rt.recorder.drain();
-    rt.recorder.on.store(true);
+  rt.context = primary_context(device);
+  try {
+    if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
+      check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+    if (record) {
+      rt.recorder.drain();
+      rt.recorder.on.store(true);
+    }
+    if (learn_faults) {
+      rt.fault_log.drain();
+      rt.fault_log.on.store(true);
+    }
+    rt.routing.device.store(device);
+    attach_allocator_hook();
+    rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
+                                         rt.memory, rt.counters);
+    subscribe_launch_hook();
+  } catch (...) {
+    stop();
+    throw;
   }
-  if (learn_faults) {
-    rt.fault_log.drain();
-    rt.fault_log.on.store(true);
-  }
-  attach_allocator_hook();
-  rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
-                                       rt.memory, rt.counters);
-  subscribe_launch_hook();
+  std::lock_guard<std::mutex> lock(rt.routing.mutex);
+  rt.routing.pool = pool;
+  rt.routing.paused.store(0);
+  rt.routing.active = true;
 }
 
 void stop() {
   Runtime& rt = runtime();
-  if (!rt.engine) return;
-  unsubscribe_launch_hook();
   {
+    std::lock_guard<std::mutex> lock(rt.routing.mutex);  // no window lifts the routing from now on
+    rt.routing.active = false;
+  }
+  unsubscribe_launch_hook();
+  if (rt.engine) {
     py::gil_scoped_release release;
     rt.engine->drain();
   }
@@ -60,6 +90,31 @@ void stop() {
   flush_fault_log();
   const bool recorded = rt.recorder.on.exchange(false), learned = rt.fault_log.on.exchange(false);
   if (recorded || learned) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+// A graph capture (or another pool's scope) begins: the engine stands aside until resume(), with
+// every command it issued completed, so that nothing of it enters the capture.
+void pause_engine() {
+  Runtime& rt = runtime();
+  {
+    std::lock_guard<std::mutex> lock(rt.routing.mutex);
+    rt.routing.paused++;
+  }
+  if (rt.engine) {
+    py::gil_scoped_release release;
+    rt.engine->drain();
+  }
+}
+
+void resume_engine() {
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.routing.mutex);
+  if (rt.routing.paused.load() > 0) rt.routing.paused--;
+}
+
+bool restore_cupti() {
+  Runtime& rt = runtime();
+  return restore_fault_log(rt.recorder.on.load() || rt.fault_log.on.load());
 }
 
 py::dict drain_recording() { return runtime().recorder.drain(); }
@@ -115,6 +170,7 @@ py::dict stats() {
   out["param_info_failures_kernel"] = rt.counters.param_info_failures_kernel.load();
   out["launches_without_arguments"] = rt.counters.launches_without_arguments.load();
   out["lane_waits"] = rt.counters.lane_waits.load();
+  out["launches_ignored"] = rt.counters.launches_ignored.load();
   out["hook_ns"] = rt.counters.hook_ns.load();
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();
@@ -152,7 +208,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure_fault_log", &deepum::configure_fault_log, py::arg("device"),
         "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
   m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
-        py::arg("record"),
+        py::arg("record"), py::arg("pool"),
         "Starts the launch hook, the engine and its worker (mode: um, advise or deepum; config: a "
         "DeepUMConfig dict); with record, also gathers a trace (kernels, accesses, memory events, kernel "
         "times, faults, transfers).");
@@ -162,6 +218,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("learn_faults", &learn_faults, py::arg("exec_ids"), py::arg("offsets"), py::arg("blocks"),
         "Teaches the correlation tables the blocks launches faulted on (deepum.fault_attribution.Lessons).");
   m.def("stop", &stop, "Stops the launch hook, drains the worker and flushes the fault log.");
+  m.def("pause", &pause_engine, "The engine stands aside (a graph capture begins): launches are ignored, commands drained.");
+  m.def("resume", &resume_engine, "Ends one pause().");
+  m.def("restore_cupti", &restore_cupti,
+        "Takes CUPTI's activity buffers back after another client (a profiler); false when CUPTI refuses.");
   m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
   m.def("flush_fault_log", &deepum::flush_fault_log, "Delivers buffered CUPTI records to the counters.");

@@ -16,6 +16,7 @@ torch and cuda-bindings are imported inside functions: importing this module nee
 """
 from __future__ import annotations
 
+import atexit
 import sys
 import threading
 
@@ -24,6 +25,8 @@ from . import gpu, host_memory, native_build
 from .advice import AdviceHooks
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
+from .pool_scopes import PoolScopes
+from .profiler_guard import ProfilerGuard
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
                      resolve_capacity, resolve_max_managed_bytes, too_late_reason)
 
@@ -41,7 +44,7 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None
     correlation prefetcher with its worker and, with record, the trace recorder."""
     global _fault_lessons
     c = settings.config
-    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record)
+    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record, tuple(_allocator.pool.id))
     _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
     _iterations.clear()
     _iterations.append({**_engine.stats(), **_attribution_counts()})
@@ -81,6 +84,8 @@ class Session:
         self.limits = limits
         self.record: str | None = None
         self.step_hook = None  # marks an iteration after every optimizer step (UM modes)
+        self.scopes: PoolScopes | None = None  # the routing, and PyTorch's own pool scopes beside it
+        self.profiler_guard: ProfilerGuard | None = None
         self.refusals_at_start = _allocator.counter("refusals") if _allocator else 0
 
     def __enter__(self) -> "Session":
@@ -93,7 +98,14 @@ class Session:
             if isinstance(exc, torch.OutOfMemoryError) and _allocator.counter("refusals") > self.refusals_at_start:
                 exc.add_note(_last_fuse_message())
         if _session is self:
-            disable()
+            if exc is None:
+                disable()
+            else:  # the error that ended the block stays the one raised
+                try:
+                    disable()
+                except Exception as teardown:
+                    if hasattr(exc, "add_note"):
+                        exc.add_note(f"deepum.disable() after it also failed: {teardown}")
         return False
 
 
@@ -107,6 +119,8 @@ _iterations: list[dict] = []                  # engine counters at enable() and 
 _fault_lessons: FaultLessons | None = None    # learn_from "faults": the fault log's attribution
 _observer_attached = False
 _refusals_reported = 0
+_free_at_first_enable: int | None = None      # the safety rule's "free GPU memory at start"
+_exit_hook_registered = False
 
 
 def _import_torch():
@@ -167,7 +181,8 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
     record: path of a trace (.npz, docs/trace-format.md) written at disable(): kernels, their accesses
         from their arguments, faults, memory events and migrations; call deepum.mark_iteration()
         after each training step so that the trace has iterations."""
-    global _session, _allocator, _prepared, _advice, _observer_attached
+    global _session, _allocator, _prepared, _advice, _observer_attached, _free_at_first_enable
+    global _exit_hook_registered
     if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
         config = DeepUMConfig.load(config)
     settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
@@ -195,7 +210,11 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             configure_before_context(settings)
             _prepared = True
         torch.cuda.init()
-        free_bytes, _total = torch.cuda.mem_get_info(settings.device)
+        if _free_at_first_enable is None:
+            _free_at_first_enable = torch.cuda.mem_get_info(settings.device)[0]
+        # Managed memory of earlier sessions, resident on the GPU, is not free now but counts within
+        # the limits: they stay those of the process's first session.
+        free_bytes = _free_at_first_enable
         limits = Limits(free_at_enable=free_bytes,
                         capacity=resolve_capacity(settings.capacity, free_bytes, settings.headroom),
                         max_managed_bytes=resolve_max_managed_bytes(settings.max_managed_bytes, free_bytes,
@@ -210,19 +229,27 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             torch._C._cuda_attach_out_of_memory_observer(_on_out_of_memory)
             _observer_attached = True
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
-        torch._C._cuda_beginAllocateToPool(settings.device, _allocator.pool.id)
+        session = Session(settings, limits)
+        session.scopes = PoolScopes(torch, _engine, settings.device, _allocator.pool.id)
+        session.scopes.route()
         try:
             _start_engine(settings, limits, record is not None)
             if settings.mode == "advise":
                 _advice = AdviceHooks(settings.device)
         except BaseException:
-            torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
+            session.scopes.unroute()
             raise
-        _session = Session(settings, limits)
-        _session.record = record
+        session.scopes.install()
+        session.profiler_guard = ProfilerGuard(torch, _engine)
+        session.profiler_guard.install()
+        session.record = record
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
-        _session.step_hook = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: mark_iteration())
+        session.step_hook = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: mark_iteration())
+        _session = session
+        if not _exit_hook_registered:
+            atexit.register(_disable_at_exit)
+            _exit_hook_registered = True
         return _session
 
 
@@ -240,26 +267,46 @@ def _write_recording(session: "Session") -> None:
 
 
 def disable() -> None:
-    """Stops routing allocations into managed memory (after synchronizing the device). Tensors
-    already in managed memory stay valid; a later enable() in this process is allowed."""
+    """Stops routing allocations into managed memory (after synchronizing the device) and writes the
+    trace of record=. Tensors already in managed memory stay valid; a later enable() in this process
+    is allowed. Every step runs even if one fails (after a device-side assert, for example), so that
+    nothing stays running; the first failure is raised at the end."""
     global _session, _advice
     with _lock:
-        if _session is None:
+        session = _session
+        if session is None:
             return
-        settings = _session.config
-        if settings.mode != "none":
-            import torch
-
-            torch.cuda.synchronize(settings.device)
-            _session.step_hook.remove()
-            _engine.stop()
-            if _session.record is not None:
-                _write_recording(_session)
-            torch._C._cuda_endAllocateToPool(settings.device, _allocator.pool.id)
-            if _advice is not None:
-                _advice.remove()
-                _advice = None
         _session = None
+        settings = session.config
+        if settings.mode == "none":
+            return
+        import torch
+
+        steps = [lambda: torch.cuda.synchronize(settings.device), session.step_hook.remove,
+                 session.profiler_guard.remove, session.scopes.remove, _engine.stop]
+        if session.record is not None:
+            steps.append(lambda: _write_recording(session))
+        steps.append(session.scopes.unroute)
+        if _advice is not None:
+            steps.append(_advice.remove)
+        failure = None
+        for step in steps:
+            try:
+                step()
+            except Exception as exc:  # noqa: PERF203 - every step must run
+                failure = failure or exc
+        _advice = None
+        if failure is not None:
+            raise failure
+
+
+def _disable_at_exit() -> None:
+    """At interpreter exit, a session still enabled is disabled (its record= trace written), before
+    CUDA is torn down."""
+    try:
+        disable()
+    except Exception as exc:
+        sys.stderr.write(f"deepum: disabling at exit failed: {exc}\n")
 
 
 def is_enabled() -> bool:
@@ -298,6 +345,8 @@ def stats() -> dict:
     Launch hook and policy (while the engine is loaded):
     - ``launches``: kernel launches the hook saw. ``hook_ns``: CPU time it spent on them.
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
+    - ``launches_ignored``: launches the engine stood aside from: on another device's context, on a
+      stream being captured into a CUDA graph, or while a graph capture or another pool's scope was open.
     - ``param_info_failures_func``, ``param_info_failures_kernel``: kernels whose argument layout the
       driver would not give (as a function, as a library kernel).
     - ``resident_bytes``, ``peak_resident_bytes``: the policy's model of managed blocks on the GPU.
@@ -317,8 +366,9 @@ def stats() -> dict:
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
       launches that needed a migration not yet issued (they may fault instead).
     - ``lane_waits``: waits of one migration stream for another's progress.
-    - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to the
-      driver's own paging), the text of the last.
+    - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to a copy
+      or a synchronization), the text of the last. ``injected_failures``: of those, the ones failed on
+      purpose by the fault-injection build (environment variable DEEPUM_INJECT_FAULTS=N at first use).
 
     The fault log (CUPTI unified-memory counters):
     - ``gpu_page_faults``: GPU page faults.

@@ -1,0 +1,134 @@
+"""PyTorch's own allocation scopes beside a session's routing.
+
+A session routes every CUDA allocation into deepum's managed pool. A CUDA graph capture
+(`torch.cuda.graph`, torch.compile's CUDA graph trees) and another pool's scope
+(`torch.cuda.use_mem_pool`) must get their allocations in their own pools, and the engine must put
+nothing of its own (waits, prefetches, event records) into a captured graph. While such a scope is
+open, the routing is lifted and the engine stands aside with its commands drained; when the last
+one closes, both come back. Graph memory is thus plain device memory, outside the budget, and never
+prefetched, evicted or discarded.
+
+`torch.cuda.empty_cache()` also runs with the routing lifted: PyTorch before 2.13 counts a routing
+as a capture under way, and then neither processes deferred frees nor empties its cache.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+
+class PoolScopes:
+    """The session's routing (route, unroute) and the wrappers that lift it for PyTorch's own scopes
+    (install, remove)."""
+
+    def __init__(self, torch, engine, device: int, pool_id: tuple[int, int]):
+        self.torch = torch
+        self.engine = engine
+        self.device = device
+        self.pool_id = tuple(pool_id)
+        self.depth = 0                 # scopes open now
+        self.lock = threading.RLock()
+        self.originals: list[tuple[object, str, object]] = []
+        c = torch._C
+        self._begin = c._cuda_beginAllocateToPool
+        self._end = c._cuda_endAllocateToPool
+
+    # -- the session's own routing ---------------------------------------------------------------
+    def route(self) -> None:
+        self._begin(self.device, self.pool_id)
+
+    def unroute(self) -> None:
+        """Ends the routing (unless a scope has lifted it already)."""
+        with self.lock:
+            if self.depth == 0:
+                self._end(self.device, self.pool_id)
+
+    # -- scopes ------------------------------------------------------------------------------------
+    def open(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                self.engine.pause()
+                self._end(self.device, self.pool_id)
+            self.depth += 1
+
+    def close(self) -> None:
+        with self.lock:
+            if self.depth == 0:
+                return
+            self.depth -= 1
+            if self.depth == 0:
+                self.route()
+                self.engine.resume()
+
+    def _ours(self, pool) -> bool:
+        return tuple(pool) == self.pool_id
+
+    def install(self) -> None:
+        torch, c = self.torch, self.torch._C
+        graph = torch.cuda.graphs.CUDAGraph
+        self._wrap(graph, "capture_begin", lambda original: self._opening(original))
+        self._wrap(graph, "capture_end", lambda original: self._closing(original))
+        for name in ("_cuda_beginAllocateCurrentStreamToPool", "_cuda_beginAllocateCurrentThreadToPool"):
+            if hasattr(c, name):
+                self._wrap(c, name, lambda original: self._opening_other_pool(original))
+        self._wrap(c, "_cuda_endAllocateToPool", lambda original: self._closing_other_pool(original))
+        for owner in (torch.cuda, torch.cuda.memory):
+            self._wrap(owner, "empty_cache", lambda original: self._lifted(original))
+
+    def remove(self) -> None:
+        for owner, name, original in reversed(self.originals):
+            setattr(owner, name, original)
+        self.originals.clear()
+
+    def _wrap(self, owner, name: str, make) -> None:
+        original = getattr(owner, name)
+        self.originals.append((owner, name, original))
+        setattr(owner, name, functools.wraps(original)(make(original)))
+
+    def _opening(self, original):
+        def opening(*args, **kwargs):
+            self.open()
+            try:
+                return original(*args, **kwargs)
+            except BaseException:
+                self.close()
+                raise
+        return opening
+
+    def _closing(self, original):
+        def closing(*args, **kwargs):
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.close()
+        return closing
+
+    def _opening_other_pool(self, original):
+        def opening(device, pool, *args, **kwargs):
+            if self._ours(pool):
+                return original(device, pool, *args, **kwargs)
+            self.open()
+            try:
+                return original(device, pool, *args, **kwargs)
+            except BaseException:
+                self.close()
+                raise
+        return opening
+
+    def _closing_other_pool(self, original):
+        def closing(device, pool, *args, **kwargs):
+            try:
+                return original(device, pool, *args, **kwargs)
+            finally:
+                if not self._ours(pool):
+                    self.close()
+        return closing
+
+    def _lifted(self, original):
+        def lifted(*args, **kwargs):
+            self.open()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self.close()
+        return lifted
