@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <queue>
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -32,7 +33,9 @@ class NextUseEviction {
   static constexpr uint64_t kUnforeseen = UINT64_MAX;
   static constexpr int64_t kNoVictim = -1;
 
-  explicit NextUseEviction(size_t remembered = 1) : history_(std::max<size_t>(remembered, 1)) {}
+  explicit NextUseEviction(size_t remembered = 1) : history_(remembered) {
+    if (remembered < 1) throw std::invalid_argument("at least one iteration is remembered");
+  }
 
   // Launches are numbered by the caller in launch order; `first` is the first launch of the
   // iteration that starts now. The iteration that ends is remembered.

@@ -4,6 +4,7 @@ several kinds, launched by execution ID), uses, arrivals, departures and victim 
 and the properties that make it Belady's choice on a repeating iteration or a cycle of them, and no
 other than foresight from the last iteration when no remembered one matches."""
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, note, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -227,3 +228,9 @@ def test_the_victim_is_the_block_foreseen_last_and_a_prefetch_never_gives_up_a_s
     assert eviction.victim(*everyone, dead_search=8, need_at=7) is None       # 3 is needed at 7
     assert eviction.victim(4, lambda b: True, lambda b: b != 2, lambda b: b == 1, 8, 0) == 1  # dead first
     assert eviction.victim(*everyone, dead_search=8, need_at=0) == 3
+
+
+def test_at_least_one_iteration_is_remembered():
+    for make in (NextUseEviction, _native.NextUseEviction):
+        with pytest.raises(ValueError, match="at least one iteration is remembered"):
+            make(0)
