@@ -48,6 +48,10 @@ MUTATIONS = {
         "foreseen_from_"),
     "cancellation-ignored": (
         "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
+    "discard-ignores-last-users": (
+        "driver_hooks/memory_map.hpp", "if (it != last_users_.end())\n", "if (false)\n"),
+    "allocations-outside-segments-tracked": (
+        "driver_hooks/memory_map.hpp", "if (!in_segment(addr)) return false;", ""),
 }
 
 
