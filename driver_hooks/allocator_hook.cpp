@@ -2,19 +2,13 @@
 // trace is recorded, its memory events). Attached once per process: live allocations must be known
 // across engines. Only deepum's managed segments on its device enter the map; allocations elsewhere
 // (other pools, other devices, plain device memory made while no session routes) are ignored.
-//
-// PyTorch before 2.13 treats routing every allocation into a pool as a graph capture underway: a
-// block used on other streams (record_stream) is then never handed back, since the allocator defers
-// such frees until no capture runs. process_deferred_frees lifts the routing for a moment so that it
-// can: one small allocation outside the pool runs the allocator's end-of-life processing.
+
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <cstdint>
 #include <mutex>
-#include <utility>
 
 #include "online.hpp"
 
@@ -24,7 +18,7 @@ namespace deepum {
 namespace {
 
 bool managed_on_our_device(const CA::TraceEntry& e) {
-  if (e.device_ != runtime().routing.device.load(std::memory_order_relaxed)) return false;
+  if (e.device_ != runtime().device.load(std::memory_order_relaxed)) return false;
   unsigned int managed = 0;
   return cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, CUdeviceptr(e.addr_)) == CUDA_SUCCESS &&
          managed;
@@ -39,7 +33,6 @@ void on_event(const CA::TraceEntry& e) {
       if (!rt.memory.on_alloc(addr, size, reinterpret_cast<cudaStream_t>(e.stream_))) return;
       action = MemAction::kAlloc;
       break;
-    case CA::TraceEntry::FREE_REQUESTED: rt.memory.on_free_requested(addr); return;
     case CA::TraceEntry::FREE_COMPLETED:
       if (!rt.memory.on_free_completed(addr)) return;
       action = MemAction::kFree;
@@ -62,21 +55,6 @@ void on_event(const CA::TraceEntry& e) {
 
 void attach_allocator_hook() {
   std::call_once(runtime().allocator_hook_attached, [] { CA::attachAllocatorTraceTracker(on_event); });
-}
-
-void process_deferred_frees() {
-  Routing& routing = runtime().routing;
-  const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(routing.mutex);
-  if (!routing.active || routing.paused.load() || now - routing.last_window < std::chrono::milliseconds(1)) return;
-  routing.last_window = now;
-  const std::pair<unsigned long long, unsigned long long> pool{routing.pool.first, routing.pool.second};
-  CA::endAllocateToPool(routing.device, pool);
-  try {
-    CA::raw_delete(CA::raw_alloc(1));
-  } catch (...) {  // out of memory outside the pool: the frees stay deferred until the next window
-  }
-  CA::beginAllocateToPool(routing.device, pool, [](cudaStream_t) { return true; });
 }
 
 }  // namespace deepum

@@ -130,7 +130,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   Runtime& rt = runtime();
   if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
-  if (cb->context != rt.context || rt.routing.paused.load(std::memory_order_relaxed)) {
+  if (cb->context != rt.context || rt.paused.load(std::memory_order_relaxed)) {
     rt.counters.launches_ignored++;  // another device's context, or a graph capture under way
     return;
   }
@@ -154,7 +154,6 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     }
     default: break;
   }
-  if (rt.memory.frees_awaited()) process_deferred_frees();
   rt.counters.hook_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count();
 }
 

@@ -12,7 +12,6 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -39,17 +38,11 @@ class MemoryMap {
     order_after_discards(addr, size, stream);
     return true;
   }
-  // Requested: a block used on other streams (record_stream) is free only once they are done.
-  void on_free_requested(uint64_t addr) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (live_.count(addr)) frees_awaited_.insert(addr);
-  }
   // Completed: the streams recorded with record_stream are done with the memory, but not necessarily
   // its allocation stream (reuse on that stream is ordered after its work, a discard is not): it joins
   // the last users of the blocks the allocation covers. Says whether the allocation was tracked.
   bool on_free_completed(uint64_t addr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    frees_awaited_.erase(addr);
     auto it = born_.find(addr), live = live_.find(addr);
     if (it == born_.end() || live == live_.end()) return false;
     for (uint64_t b = addr >> kBlockShift; live->second && b <= (addr + live->second - 1) >> kBlockShift; ++b) {
@@ -59,11 +52,6 @@ class MemoryMap {
     live_.erase(live);
     born_.erase(it);
     return true;
-  }
-  // Frees requested and not completed yet.
-  size_t frees_awaited() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return frees_awaited_.size();
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -223,7 +211,6 @@ class MemoryMap {
   };
   std::unordered_map<uint64_t, Birth> born_;  // by allocation start
   std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
-  std::unordered_set<uint64_t> frees_awaited_;  // allocations whose free was requested, not completed
   uint64_t allocations_ = 0;
   std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;

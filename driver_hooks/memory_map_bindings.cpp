@@ -22,9 +22,7 @@ class MemoryMapUnderTest {
   MemoryMapUnderTest() : map_([this](int64_t stream, const int64_t& event) { waits_.emplace_back(stream, event); }) {}
 
   bool on_alloc(uint64_t addr, uint64_t size, int64_t stream) { return map_.on_alloc(addr, size, stream); }
-  void on_free_requested(uint64_t addr) { map_.on_free_requested(addr); }
   bool on_free_completed(uint64_t addr) { return map_.on_free_completed(addr); }
-  size_t frees_awaited() const { return map_.frees_awaited(); }
   void on_segment_alloc(uint64_t addr, uint64_t size) { map_.on_segment_alloc(addr, size); }
   void on_segment_free(uint64_t addr, uint64_t size) { map_.on_segment_free(addr, size); }
   void track_releases(bool on) {
@@ -98,11 +96,9 @@ void bind_memory_map(py::module_& m) {
       .def(py::init<>())
       .def("on_alloc", &MemoryMapUnderTest::on_alloc, py::arg("addr"), py::arg("size"), py::arg("stream"),
            "Whether the allocation is tracked (it lies in a managed segment).")
-      .def("on_free_requested", &MemoryMapUnderTest::on_free_requested, py::arg("addr"))
       .def("on_free_completed", &MemoryMapUnderTest::on_free_completed, py::arg("addr"),
            "Whether the allocation was tracked.")
-      .def_property_readonly("frees_awaited", &MemoryMapUnderTest::frees_awaited,
-                             "Frees of tracked allocations requested and not completed yet.")
+
       .def("on_segment_alloc", &MemoryMapUnderTest::on_segment_alloc, py::arg("addr"), py::arg("size"))
       .def("on_segment_free", &MemoryMapUnderTest::on_segment_free, py::arg("addr"), py::arg("size"))
       .def("dead", &MemoryMapUnderTest::dead, py::arg("block"))

@@ -17,7 +17,6 @@
 #include <cupti.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,17 +31,6 @@
 
 namespace deepum {
 
-// Where PyTorch's allocations go while a session runs: deepum's pool on its device (session.py routes
-// them; allocator_hook.cpp lifts the routing for a moment to let deferred frees complete).
-struct Routing {
-  std::mutex mutex;          // held while the routing is changed
-  bool active = false;       // the engine runs and the session routes allocations into the pool
-  std::atomic<int> paused{0};  // graph captures (or other pools' scopes) under way: the engine stands aside
-  std::atomic<int> device{-1};
-  std::pair<uint64_t, uint64_t> pool{0, 0};  // the MemPool's id
-  std::chrono::steady_clock::time_point last_window{};
-};
-
 struct LaunchHookState {
   std::mutex params_mutex;
   std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;  // (offset, size) per argument
@@ -56,8 +44,9 @@ struct Runtime {
                        // and attributed in Python (deepum/fault_attribution.py)
   EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines
   LaunchHookState launch_hook;
-  Routing routing;
-  CUcontext context = nullptr;                  // the engine's device's primary context: other contexts' launches are ignored
+  std::atomic<int> device{-1};                  // the session's device: other devices' segments are ignored
+  CUcontext context = nullptr;                  // its primary context: other contexts' launches are ignored
+  std::atomic<int> paused{0};                   // open graph captures and other pools' scopes (pool_scopes.py)
   CUpti_SubscriberHandle subscriber = nullptr;  // the launch hook's, while started
   bool fault_log_configured = false;
   std::once_flag allocator_hook_attached;
@@ -71,7 +60,6 @@ void subscribe_launch_hook();
 void unsubscribe_launch_hook();
 // allocator_hook.cpp
 void attach_allocator_hook();
-void process_deferred_frees();
 // fault_log.cpp: configure before the CUDA context exists, or CUPTI records no UM counters.
 void configure_fault_log(int device);
 void flush_fault_log();

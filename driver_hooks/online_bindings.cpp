@@ -37,11 +37,9 @@ CUcontext primary_context(int device) {
 void stop();
 
 // Starts the launch hook, the engine (the policy core for `mode` with the options of `config`, a
-// DeepUMConfig dict) and its worker; with record, also the trace recorder. `pool` is the id of the
-// MemPool that the session routes PyTorch's allocations into. All or nothing: if a step fails,
-// whatever started is stopped again and the error says why.
-void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record,
-           std::pair<uint64_t, uint64_t> pool) {
+// DeepUMConfig dict) and its worker; with record, also the trace recorder. All or nothing: if a step
+// fails, whatever started is stopped again and the error says why.
+void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record) {
   Runtime& rt = runtime();
   if (rt.engine) throw std::runtime_error("the deepum engine is already running");
   const Options options = options_from(mode, config);
@@ -60,7 +58,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
       rt.fault_log.drain();
       rt.fault_log.on.store(true);
     }
-    rt.routing.device.store(device);
+    rt.device.store(device);
     attach_allocator_hook();
     rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
                                          rt.memory, rt.counters);
@@ -69,18 +67,11 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
     stop();
     throw;
   }
-  std::lock_guard<std::mutex> lock(rt.routing.mutex);
-  rt.routing.pool = pool;
-  rt.routing.paused.store(0);
-  rt.routing.active = true;
+  rt.paused.store(0);
 }
 
 void stop() {
   Runtime& rt = runtime();
-  {
-    std::lock_guard<std::mutex> lock(rt.routing.mutex);  // no window lifts the routing from now on
-    rt.routing.active = false;
-  }
   unsubscribe_launch_hook();
   if (rt.engine) {
     py::gil_scoped_release release;
@@ -96,10 +87,7 @@ void stop() {
 // every command it issued completed, so that nothing of it enters the capture.
 void pause_engine() {
   Runtime& rt = runtime();
-  {
-    std::lock_guard<std::mutex> lock(rt.routing.mutex);
-    rt.routing.paused++;
-  }
+  rt.paused++;
   if (rt.engine) {
     py::gil_scoped_release release;
     rt.engine->drain();
@@ -108,8 +96,9 @@ void pause_engine() {
 
 void resume_engine() {
   Runtime& rt = runtime();
-  std::lock_guard<std::mutex> lock(rt.routing.mutex);
-  if (rt.routing.paused.load() > 0) rt.routing.paused--;
+  int open = rt.paused.load();
+  while (open > 0 && !rt.paused.compare_exchange_weak(open, open - 1)) {
+  }
 }
 
 bool restore_cupti() {
@@ -208,7 +197,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure_fault_log", &deepum::configure_fault_log, py::arg("device"),
         "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
   m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
-        py::arg("record"), py::arg("pool"),
+        py::arg("record"),
         "Starts the launch hook, the engine and its worker (mode: um, advise or deepum; config: a "
         "DeepUMConfig dict); with record, also gathers a trace (kernels, accesses, memory events, kernel "
         "times, faults, transfers).");

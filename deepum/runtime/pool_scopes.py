@@ -6,10 +6,12 @@ A session routes every CUDA allocation into deepum's managed pool. A CUDA graph 
 nothing of its own (waits, prefetches, event records) into a captured graph. While such a scope is
 open, the routing is lifted and the engine stands aside with its commands drained; when the last
 one closes, both come back. Graph memory is thus plain device memory, outside the budget, and never
-prefetched, evicted or discarded.
+prefetched, evicted or discarded. `torch.cuda.empty_cache()` also runs with the routing lifted.
 
-`torch.cuda.empty_cache()` also runs with the routing lifted: PyTorch before 2.13 counts a routing
-as a capture under way, and then neither processes deferred frees nor empties its cache.
+PyTorch before 2.13 counts a routing into a pool as a capture under way: it defers the free of a
+block used on other streams (`record_stream`) while the routing lasts, and once no capture is under
+way it frees such a block without waiting for those streams (it takes them for captured streams,
+which are done). So the routing is lifted only after the device has finished all work queued so far.
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ class PoolScopes:
         with self.lock:
             if self.depth == 0:
                 self.engine.pause()
+                self.torch.cuda.synchronize(self.device)  # deferred frees may complete without waiting
                 self._end(self.device, self.pool_id)
             self.depth += 1
 

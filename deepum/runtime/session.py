@@ -44,7 +44,7 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None
     correlation prefetcher with its worker and, with record, the trace recorder."""
     global _fault_lessons
     c = settings.config
-    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record, tuple(_allocator.pool.id))
+    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record)
     _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
     _iterations.clear()
     _iterations.append({**_engine.stats(), **_attribution_counts()})
