@@ -1,0 +1,119 @@
+"""The session's routing beside PyTorch's own pool scopes (deepum/runtime/pool_scopes.py), with a fake
+torch that logs the calls: a capture or another pool's scope lifts the routing once (after the engine
+stands aside and the device is synchronized) and the last one to close restores it; deepum's own pool
+is never counted as another; a failed capture_begin closes its scope; remove() puts PyTorch back."""
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from deepum.runtime.pool_scopes import PoolScopes
+
+OURS = (7, 1)
+THEIRS = (0, 3)
+
+
+def make_fake_torch(log: list):
+    def logged(name, result=None, fails=False):
+        def call(*args, **kwargs):
+            log.append((name, *args))
+            if fails:
+                raise RuntimeError(f"{name} failed")
+            return result
+        return call
+
+    class CUDAGraph:
+        def capture_begin(self, pool=None, capture_error_mode="global"):
+            log.append(("capture_begin", pool))
+            if pool == "bad":
+                raise RuntimeError("capture_begin failed")
+
+        def capture_end(self):
+            log.append(("capture_end",))
+
+    c = types.SimpleNamespace(
+        _cuda_beginAllocateToPool=logged("route"), _cuda_endAllocateToPool=logged("end_pool"),
+        _cuda_beginAllocateCurrentStreamToPool=logged("begin_other"),
+        _cuda_beginAllocateCurrentThreadToPool=logged("begin_other_thread"))
+    memory = types.SimpleNamespace(empty_cache=logged("empty_cache"))
+    cuda = types.SimpleNamespace(graphs=types.SimpleNamespace(CUDAGraph=CUDAGraph), memory=memory,
+                                 empty_cache=memory.empty_cache, synchronize=logged("synchronize"))
+    return types.SimpleNamespace(_C=c, cuda=cuda)
+
+
+class FakeEngine:
+    def __init__(self, log):
+        self.log = log
+
+    def pause(self):
+        self.log.append(("pause",))
+
+    def resume(self):
+        self.log.append(("resume",))
+
+
+@pytest.fixture
+def setup():
+    log: list = []
+    torch = make_fake_torch(log)
+    scopes = PoolScopes(torch, FakeEngine(log), 0, OURS)
+    scopes.route()
+    scopes.install()
+    log.clear()
+    return torch, scopes, log
+
+
+LIFT = [("pause",), ("synchronize", 0), ("end_pool", 0, OURS)]
+RESTORE = [("route", 0, OURS), ("resume",)]
+
+
+def test_a_capture_lifts_the_routing_once_and_restores_it(setup):
+    torch, scopes, log = setup
+    graph = torch.cuda.graphs.CUDAGraph()
+    graph.capture_begin(THEIRS)
+    torch._C._cuda_beginAllocateCurrentStreamToPool(0, (0, 9))  # nested: no second lift
+    torch._C._cuda_endAllocateToPool(0, (0, 9))
+    graph.capture_end()
+    assert log == [*LIFT, ("capture_begin", THEIRS), ("begin_other", 0, (0, 9)), ("end_pool", 0, (0, 9)),
+                   ("capture_end",), *RESTORE]
+    assert scopes.depth == 0
+
+
+def test_our_own_pool_is_not_another_scope(setup):
+    torch, scopes, log = setup
+    torch._C._cuda_beginAllocateCurrentThreadToPool(0, OURS)
+    torch._C._cuda_endAllocateToPool(0, OURS)
+    assert log == [("begin_other_thread", 0, OURS), ("end_pool", 0, OURS)]
+    assert scopes.depth == 0
+
+
+def test_a_failed_capture_begin_closes_its_scope(setup):
+    torch, scopes, log = setup
+    with pytest.raises(RuntimeError, match="capture_begin failed"):
+        torch.cuda.graphs.CUDAGraph().capture_begin("bad")
+    assert log == [*LIFT, ("capture_begin", "bad"), *RESTORE]
+    assert scopes.depth == 0
+
+
+def test_empty_cache_runs_with_the_routing_lifted(setup):
+    torch, _scopes, log = setup
+    torch.cuda.empty_cache()
+    assert log == [*LIFT, ("empty_cache",), *RESTORE]
+
+
+def test_unroute_inside_an_open_scope_leaves_the_pool_alone(setup):
+    torch, scopes, log = setup
+    torch._C._cuda_beginAllocateCurrentStreamToPool(0, THEIRS)
+    log.clear()
+    scopes.unroute()  # disable() while a scope is open: the routing is already lifted
+    assert log == []
+
+
+def test_remove_puts_pytorch_back(setup):
+    torch, scopes, log = setup
+    scopes.remove()
+    torch.cuda.empty_cache()
+    torch.cuda.graphs.CUDAGraph().capture_begin(THEIRS)
+    torch._C._cuda_endAllocateToPool(0, THEIRS)
+    assert log == [("empty_cache",), ("capture_begin", THEIRS), ("end_pool", 0, THEIRS)]
