@@ -3,11 +3,14 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace deepum {
 
@@ -19,6 +22,31 @@ inline void check_cupti(CUptiResult result, const char* call) {
     throw std::runtime_error(std::string(call) + " failed: " + (text ? text : "unknown CUPTI error"));
   }
 }
+
+// Busy time of one direction of the host link, in nanoseconds: the union of its transfers'
+// [start, end) intervals (CUPTI's unified-memory transfer records). Records come in buffers: each
+// buffer's intervals are sorted and counted past the end of all those counted before, so no time
+// is counted twice; an interval delivered in a later buffer than one ending after it adds only its
+// part past that end (the figure may fall short, never over).
+class LinkBusy {
+ public:
+  void add(std::vector<std::pair<uint64_t, uint64_t>>& intervals) {
+    std::sort(intervals.begin(), intervals.end());
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [start, end] : intervals) {
+      const uint64_t from = std::max(start, covered_until_);
+      if (end <= from) continue;
+      busy_ns_ += end - from;
+      covered_until_ = end;
+    }
+  }
+  uint64_t ns() const { return busy_ns_.load(); }
+
+ private:
+  std::mutex mutex_;
+  uint64_t covered_until_ = 0;  // end of the latest interval counted
+  std::atomic<uint64_t> busy_ns_{0};
+};
 
 // Running: a failed call is counted and remembered, and the engine goes on.
 struct Counters {
@@ -33,6 +61,7 @@ struct Counters {
   std::atomic<uint64_t> launches_ignored{0};  // launches of other contexts, or during a graph capture
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
+  LinkBusy h2d_link, d2h_link;  // host-to-GPU and GPU-to-host transfers of managed memory
 
   void note_failure(const char* what, const char* text) {
     cuda_errors++;

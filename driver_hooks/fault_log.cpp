@@ -1,5 +1,6 @@
 // The fault log: CUPTI activity records, delivered in buffers. Unified-memory counters (GPU page
-// faults, host-to-device and device-to-host transfers with their cause) feed the counters and, when
+// faults, host-to-device and device-to-host transfers with their cause and time span; the spans of
+// each direction give the link's busy time) feed the counters and, when
 // on, the trace being recorded and the fault log that learning from faults drains; kernel records
 // (GPU time spans) let Python attribute faults to launches.
 #include <cuda.h>
@@ -7,6 +8,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "online.hpp"
 
@@ -24,6 +27,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   CUpti_Activity* record = nullptr;
   const bool recording = rt.recorder.on.load(std::memory_order_relaxed);
   const bool learning = rt.fault_log.on.load(std::memory_order_relaxed);
+  std::vector<std::pair<uint64_t, uint64_t>> h2d_spans, d2h_spans;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
@@ -42,6 +46,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
         const uint32_t cause = um->flags;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 1, int8_t(cause <= 5 ? cause : 0));
+        h2d_spans.emplace_back(um->start, um->end);
         if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) rt.counters.prefetch_h2d_bytes += um->value;
         else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) rt.counters.fault_h2d_bytes += um->value;
         else rt.counters.other_h2d_bytes += um->value;
@@ -50,10 +55,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
         rt.counters.d2h_bytes += um->value;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
+        d2h_spans.emplace_back(um->start, um->end);
         break;
       default: break;
     }
   }
+  rt.counters.h2d_link.add(h2d_spans);
+  rt.counters.d2h_link.add(d2h_spans);
   free(buffer);
 }
 

@@ -150,6 +150,8 @@ py::dict stats() {
   out["prefetch_h2d_bytes"] = rt.counters.prefetch_h2d_bytes.load();
   out["other_h2d_bytes"] = rt.counters.other_h2d_bytes.load();
   out["d2h_bytes"] = rt.counters.d2h_bytes.load();
+  out["h2d_link_busy_ns"] = rt.counters.h2d_link.ns();
+  out["d2h_link_busy_ns"] = rt.counters.d2h_link.ns();
   out["cuda_errors"] = rt.counters.cuda_errors.load();
   out["kernel_waits"] = rt.counters.kernel_waits.load();
   out["kernel_waits_unissued"] = rt.counters.kernel_waits_unissued.load();

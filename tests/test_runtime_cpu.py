@@ -255,3 +255,11 @@ def test_stats_documents_every_key():
     assert len(engine_keys) > 30
     undocumented = sorted(key for key in keys if f"``{key}``" not in session.stats.__doc__)
     assert not undocumented
+
+
+def test_per_iteration_counters_are_documented_stats():
+    """Each counter stats()["per_iteration"] differences is a key documented in stats()."""
+    from deepum.runtime import session
+
+    undocumented = [key for key in session._PER_ITERATION if f"``{key}``" not in session.stats.__doc__]
+    assert not undocumented

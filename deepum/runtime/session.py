@@ -374,6 +374,9 @@ def stats() -> dict:
     - ``gpu_page_faults``: GPU page faults.
     - ``fault_h2d_bytes``, ``prefetch_h2d_bytes``, ``other_h2d_bytes``: bytes migrated to the GPU on
       faults, by prefetches, and otherwise. ``d2h_bytes``: bytes migrated to the host.
+    - ``h2d_link_busy_ns``, ``d2h_link_busy_ns``: time the host link was busy migrating managed memory
+      to the GPU, and to the host: the union of the transfers' GPU time spans in each direction (an
+      interval delivered late, after a later one was counted, adds only its part past it).
     - ``fault_lessons``, ``faults_learned``: launches and blocks the tables learned from the fault log
       (learn_from "faults"); ``faults_attributed``, ``faults_unattributed``: faults given to a launch by
       GPU time, and not.
@@ -425,7 +428,8 @@ def _attribution_counts() -> dict:
 
 
 _PER_ITERATION = ("launches", "gpu_page_faults", "fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes",
-                  "d2h_bytes", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "prefetch_calls", "kernel_prediction_hits",
+                  "d2h_bytes", "h2d_link_busy_ns", "d2h_link_busy_ns", "prefetch_bytes", "evict_bytes",
+                  "discard_bytes", "populate_bytes", "prefetch_calls", "kernel_prediction_hits",
                   "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns", "demand_prefetch_bytes",
                   "allocation_waits_for_discard", "fault_lessons", "faults_learned", "faults_attributed",
                   "faults_unattributed")
