@@ -5,6 +5,9 @@ bench/run_all.py call this script once per run. Random data, random initialisati
 
     python bench/train.py --workload gpt2 --mode deepum --capacity 8GiB --layers 24 --steps 20 -o out.json
 
+--precision bf16 trains a transformer (gpt2, moe, bert) under bfloat16 autocast with fused AdamW
+(bench/workloads.py); the default, fp32, trains in float32.
+
 Modes (bench/modes.py): none (plain PyTorch), um, advise, deepum, deepum-no-prefetch,
 deepum-no-pre-evict, deepum-no-invalidate and deepum-lru (the deepum ablations; deepum-lru evicts least
 recently migrated blocks, DeepUM's rule), deepum-faults (tables that learn from the CUPTI fault log
@@ -22,8 +25,15 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   predictor the prefetch chain follows; h2d_amplification: host-to-GPU bytes over the least that
   must come in (footprint - capacity), above 1 when prefetches go unused or blocks thrash. Which
   prefetched bytes were used is not observable block by block, so no byte-level accuracy is given;
+- link_busy_s_per_step ({"h2d", "d2h"}: seconds the host link was busy migrating managed memory each
+  way, deepum.stats()'s h2d_link_busy_ns and d2h_link_busy_ns), hook_s_per_step (CPU time of the
+  launch hook);
+- bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
+  step_s_median over each; the in-memory step is this record's own in mode none, --reference's
+  step_s_median otherwise (without it the bounds are the link's alone);
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
-  parameter_sha256, device, driver_version, torch_version, cuda_version, date, stats (deepum.stats()).
+  parameter_sha256, precision, device, driver_version, torch_version, cuda_version, date, stats
+  (deepum.stats()).
 """
 from __future__ import annotations
 
@@ -45,8 +55,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import bounds  # noqa: E402
 import workloads  # noqa: E402
 from modes import BY_NAME, GPU_MODES  # noqa: E402
+from physical_limit import Link  # noqa: E402
 
 import deepum  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
@@ -72,6 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", required=True, help="JSON record to write")
     parser.add_argument("--record", default=None, metavar="TRACE",
                         help="also record the run's trace (docs/trace-format.md) into this .npz (unified-memory modes)")
+    parser.add_argument("--reference", type=Path, default=None, metavar="RECORD",
+                        help="the same workload's mode-none record: its step time is the bounds' in-memory step")
+    parser.add_argument("--pinned-rates", type=Path, default=bounds.PINNED_PROBE, metavar="PROBE",
+                        help="bench/pinned_copy_probe.py record for the pinned-copy bound (default: %(default)s)")
     return parser
 
 
@@ -97,7 +113,22 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.deepum_config = deepum_config(args)
     except ValueError as exc:
         parser.error(str(exc))
+    args.reference_step_s = reference_step_s(parser, args.reference, workloads.workload_id(args)) if args.reference \
+        else None
     return args
+
+
+def reference_step_s(parser: argparse.ArgumentParser, path: Path, workload_id: str) -> float:
+    """step_s_median of the mode-none record at `path` for the workload; errors exit with status 2."""
+    try:
+        reference = json.loads(path.read_text())
+        step_s, mode, trained = float(reference["step_s_median"]), reference["mode"], reference["workload_id"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        parser.error(f"--reference {path}: not a bench/train.py record ({exc})")
+    if mode != "none" or trained != workload_id:
+        parser.error(f"--reference {path} is mode {mode} of {trained!r}; it must be mode none of "
+                             f"{workload_id!r}")
+    return step_s
 
 
 def deepum_config(args) -> DeepUMConfig:
@@ -140,6 +171,8 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
     footprint = max(row["touched_bytes"] for row in rows)
     hits = sum(row.get("kernel_prediction_hits", 0) for row in rows)
     misses = sum(row.get("kernel_prediction_misses", 0) for row in rows)
+    busy = {direction: _mean(rows, f"{direction}_link_busy_ns") for direction in ("h2d", "d2h")}
+    hook_ns = _mean(rows, "hook_ns")
     figures.update({
         "footprint_bytes": footprint,
         "faults_per_step": _mean(rows, "gpu_page_faults"),
@@ -151,6 +184,8 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
                                     (per_step["prefetch_h2d_bytes"] or 0) + (per_step["fault_h2d_bytes"] or 0)),
         "kernel_prediction_accuracy": _ratio(hits, hits + misses),
         "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if capacity is not None else None),
+        "link_busy_s_per_step": {direction: None if ns is None else ns / 1e9 for direction, ns in busy.items()},
+        "hook_s_per_step": None if hook_ns is None else hook_ns / 1e9,
     })
     return figures
 
@@ -240,6 +275,7 @@ def main(argv=None) -> int:
             **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
                            stats.get("capacity_bytes")),
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
+            "precision": args.precision,
             "parameter_sha256": parameter_digest(workload.model),
             "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
@@ -252,6 +288,9 @@ def main(argv=None) -> int:
         else:
             record.setdefault("footprint_bytes", None)
             record["peak_resident_bytes"] = stats.get("peak_resident_bytes")
+        in_memory_step_s = record["step_s_median"] if args.mode == "none" else args.reference_step_s
+        record["bounds"] = bounds.record_bounds(record, in_memory_step_s, Link.from_calibration(),
+                                                bounds.pinned_link(args.pinned_rates))
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(record, indent=1, default=str))

@@ -1,12 +1,18 @@
 """Training workloads for the benchmarks, sized by flags, with random data and random initialisation.
 
-Families: a GPT-2-style decoder, a BERT-Large-style encoder with an MLM head, ResNet-152 and a
-DLRM-like recommender with large embedding tables. `build(torch, args)` returns a Workload whose
-`make_batch(step)` gives the step's inputs (CPU tensors, deterministic in the seed and step) and
-whose `loss_fn(model, batch)` runs the forward pass and returns the scalar loss. Every model uses
-only operations that have deterministic CUDA implementations (explicit matmul + softmax
-attention, mean pooling instead of AdaptiveAvgPool2d), so torch.use_deterministic_algorithms(True)
-holds and equal parameter digests across modes mean bitwise-equal training.
+Families: a GPT-2-style decoder, the same decoder with mixture-of-experts feed-forward layers
+(MoE), a BERT-Large-style encoder with an MLM head, ResNet-152 and a DLRM-like recommender with
+large embedding tables. `build(torch, args)` returns a Workload whose `make_batch(step)` gives the
+step's inputs (CPU tensors, deterministic in the seed and step) and whose `loss_fn(model, batch)`
+runs the forward pass and returns the scalar loss. Every model uses only operations that have
+deterministic CUDA implementations (explicit matmul + softmax attention, mean pooling instead of
+AdaptiveAvgPool2d, experts' tokens gathered with index_select and summed back with index_add), so
+torch.use_deterministic_algorithms(True) holds and equal parameter digests across modes mean
+bitwise-equal training.
+
+Precision (--precision): fp32 trains in float32 with each family's own optimizer; bf16 trains the
+transformers the way users do, the forward pass under bfloat16 autocast (parameters and optimizer
+state stay float32) with fused AdamW.
 
 torch is passed in, never imported here: importing this module needs no torch.
 """
@@ -21,6 +27,7 @@ WORKLOADS = {
     "gpt2": ("gpt2", dict(layers=24, hidden=1024, heads=16, seq=1024, batch=8, vocab=50304)),
     "gpt2-l": ("gpt2", dict(layers=36, hidden=1280, heads=20, seq=1024, batch=2, vocab=50304)),
     "gpt2-xl": ("gpt2", dict(layers=48, hidden=1600, heads=25, seq=1024, batch=1, vocab=50304)),
+    "moe": ("moe", dict(layers=24, hidden=1024, heads=16, seq=1024, batch=4, vocab=50304, experts=8)),
     "bert-large": ("bert", dict(layers=24, hidden=1024, heads=16, seq=512, batch=8, vocab=30522)),
     "resnet152": ("resnet152", dict(batch=32, image=224, classes=1000)),
     "dlrm": ("dlrm", dict(batch=2048, tables=8, rows=4_000_000, dim=128, lookups=32, dense_features=13,
@@ -28,7 +35,9 @@ WORKLOADS = {
 }
 """Workload names accepted by --workload. gpt2-l and gpt2-xl are GPT-2 Large and XL, at batches whose
 footprints (about 31 and 43 GiB with Adam) stay under deepum's fuse of half the free memory of an
-H200 (gpt2-xl not of an H100); gpt2 keeps the sizes bench/gpu_check.py was written against."""
+H200 (gpt2-xl not of an H100); gpt2 keeps the sizes bench/gpu_check.py was written against. moe is
+gpt2 with each block's feed-forward layer replaced by `experts` experts of the same shape, top-2
+routed (MOE_TOP_K)."""
 
 SIZE_FLAGS = {
     # flag: (type, help); which flags a family reads is in its defaults above.
@@ -38,6 +47,7 @@ SIZE_FLAGS = {
     "seq": (int, "tokens per sequence"),
     "batch": (int, "samples per step"),
     "vocab": (int, "vocabulary size"),
+    "experts": (int, "experts per mixture-of-experts layer (MoE)"),
     "image": (int, "image side in pixels (ResNet)"),
     "classes": (int, "output classes (ResNet)"),
     "tables": (int, "embedding tables (DLRM)"),
@@ -48,6 +58,15 @@ SIZE_FLAGS = {
     "bottom_mlp": (str, "hidden widths of the bottom MLP, comma-separated (DLRM)"),
     "top_mlp": (str, "hidden widths of the top MLP, comma-separated (DLRM)"),
 }
+
+TRANSFORMER_FAMILIES = ("gpt2", "moe", "bert")
+"""Families that --precision bf16 applies to."""
+
+PRECISIONS = ("fp32", "bf16")
+"""--precision choices; fp32 is the default and leaves workload ids as they were."""
+
+MOE_TOP_K = 2
+"""Experts each token is routed to in the MoE workload."""
 
 DISTINCT_BATCHES = 2
 """Random batches generated per run and cycled through (generating one per step would put CPU work
@@ -78,6 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Adds --workload and the sizing flags (default: the workload's own sizes)."""
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="gpt2",
                         help="model to train (default gpt2)")
+    parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
+                        help="fp32 (default), or bf16: bfloat16 autocast with fused AdamW (transformers)")
     for name, (kind, text) in SIZE_FLAGS.items():
         parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=text)
 
@@ -96,8 +117,13 @@ def sizes(args) -> tuple[str, dict]:
     for name, value in values.items():
         if isinstance(value, int) and value < 1:
             raise ValueError(f"{_flag(name)} must be a positive integer, got {value}")
-    if family in ("gpt2", "bert") and values["hidden"] % values["heads"]:
+    if family in TRANSFORMER_FAMILIES and values["hidden"] % values["heads"]:
         raise ValueError(f"--heads {values['heads']} must divide --hidden {values['hidden']}")
+    if family == "moe" and values["experts"] < MOE_TOP_K:
+        raise ValueError(f"--experts must be at least {MOE_TOP_K} (top-{MOE_TOP_K} routing), got {values['experts']}")
+    if _precision(args) != "fp32" and family not in TRANSFORMER_FAMILIES:
+        raise ValueError(f"--precision {_precision(args)} applies to the transformers "
+                         f"({', '.join(TRANSFORMER_FAMILIES)}), not to {family}")
     if family == "dlrm":
         for name in ("bottom_mlp", "top_mlp"):
             values[name] = _widths(values[name], name)
@@ -105,20 +131,45 @@ def sizes(args) -> tuple[str, dict]:
 
 
 def workload_id(args) -> str:
-    """A canonical name for the workload at its sizes, e.g. "gpt2 batch=4 heads=16 ..."; records with
-    the same id trained the same model on the same data."""
+    """A canonical name for the workload at its sizes, e.g. "gpt2 batch=4 heads=16 ..." (with
+    " precision=bf16" when not fp32); records with the same id trained the same model on the same
+    data in the same way."""
     family, values = sizes(args)
     text = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(values.items()))
-    return f"{family} {text}"
+    precision = _precision(args)
+    return f"{family} {text}" + ("" if precision == "fp32" else f" precision={precision}")
 
 
 def build(torch, args, device="cpu", seed: int = 0) -> Workload:
     """The workload named by args.workload at the sizes of `sizes(args)`, its parameters initialised
-    on `device` from `seed` (data from seed + 1)."""
+    on `device` from `seed` (data from seed + 1), trained at args.precision."""
     family, values = sizes(args)
     torch.manual_seed(seed)
     with torch.device(device):
-        return _BUILDERS[family](torch, values, seed + 1)
+        workload = _BUILDERS[family](torch, values, seed + 1)
+    if _precision(args) == "bf16":
+        workload = _bf16_autocast(torch, workload, torch.device(device).type)
+    return workload
+
+
+def _precision(args) -> str:
+    return getattr(args, "precision", None) or "fp32"
+
+
+def _fused_adamw(torch, model):
+    return torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+
+
+def _bf16_autocast(torch, workload: Workload, device_type: str) -> Workload:
+    """The workload trained as users train transformers: forward under bfloat16 autocast, fused AdamW."""
+    plain_loss = workload.loss_fn
+
+    def loss_fn(model, batch):
+        with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
+            return plain_loss(model, batch)
+
+    return dataclasses.replace(workload, loss_fn=loss_fn, make_optimizer=_fused_adamw,
+                               info=dict(workload.info, precision="bf16", optimizer="fused AdamW"))
 
 
 def _flag(name: str) -> str:
@@ -173,24 +224,59 @@ def _split_heads(x, heads: int):
     return x.view(b, t, 3, heads, c3 // 3 // heads).permute(2, 0, 3, 1, 4)
 
 
-def gpt2_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int):
-    """A GPT-2-style decoder: token and position embeddings, pre-norm blocks of causal attention and
-    a 4x MLP, a final norm and a tied LM head. forward(idx) -> logits (batch, tokens, vocab)."""
+def _mlp(torch, hidden: int):
+    """The transformer's feed-forward layer: hidden -> 4 x hidden, GELU, -> hidden."""
     nn = torch.nn
+    return nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
+
+
+def moe_layer(torch, hidden: int, experts: int):
+    """A mixture-of-experts feed-forward layer: a router scores each token for every expert (4x MLPs,
+    as in gpt2), the token goes to its MOE_TOP_K best, and their outputs are summed weighted by the
+    softmax of the chosen scores. forward(x (..., hidden)) -> (..., hidden)."""
+    nn = torch.nn
+
+    class MoE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.router = nn.Linear(hidden, experts, bias=False)
+            self.experts = nn.ModuleList(_mlp(torch, hidden) for _ in range(experts))
+
+        def forward(self, x):
+            tokens = x.reshape(-1, hidden)
+            scores, chosen = self.router(tokens).topk(MOE_TOP_K, dim=-1)        # (tokens, top-k)
+            weights = scores.softmax(-1).reshape(-1)                           # by token * top-k + slot
+            out = torch.zeros_like(tokens)
+            for index, expert in enumerate(self.experts):
+                token, slot = (chosen == index).nonzero(as_tuple=True)
+                weight = weights.index_select(0, token * MOE_TOP_K + slot).unsqueeze(-1)
+                contribution = expert(tokens.index_select(0, token)) * weight  # autocast may give bfloat16
+                out = out.index_add(0, token, contribution.to(out.dtype))
+            return out.view_as(x)
+
+    return MoE()
+
+
+def gpt2_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int, feed_forward=None):
+    """A GPT-2-style decoder: token and position embeddings, pre-norm blocks of causal attention and
+    a feed-forward layer (feed_forward(), default a 4x MLP), a final norm and a tied LM head.
+    forward(idx) -> logits (batch, tokens, vocab)."""
+    nn = torch.nn
+    feed_forward = feed_forward or (lambda: _mlp(torch, hidden))
 
     class Block(nn.Module):
         def __init__(self):
             super().__init__()
             self.ln1, self.ln2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
             self.qkv, self.proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
-            self.fc1, self.fc2 = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+            self.mlp = feed_forward()
 
         def forward(self, x):
             b, t, c = x.shape
             q, k, v = _split_heads(self.qkv(self.ln1(x)), heads)
             attn = _attention(torch, q, k, v, causal=True)
             x = x + self.proj(attn.transpose(1, 2).reshape(b, t, c))
-            return x + self.fc2(nn.functional.gelu(self.fc1(self.ln2(x))))
+            return x + self.mlp(self.ln2(x))
 
     class GPT(nn.Module):
         def __init__(self):
@@ -211,7 +297,8 @@ def gpt2_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int
 
 
 def _build_gpt2(torch, s: dict, seed: int) -> Workload:
-    model = gpt2_model(torch, s["layers"], s["hidden"], s["heads"], s["vocab"], s["seq"])
+    feed_forward = (lambda: moe_layer(torch, s["hidden"], s["experts"])) if "experts" in s else None
+    model = gpt2_model(torch, s["layers"], s["hidden"], s["heads"], s["vocab"], s["seq"], feed_forward)
     vocab = s["vocab"]
 
     def make(generator):
@@ -441,4 +528,4 @@ def _build_dlrm(torch, s: dict, seed: int) -> Workload:
     return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"], dict(s))
 
 
-_BUILDERS = {"gpt2": _build_gpt2, "bert": _build_bert, "resnet152": _build_resnet152, "dlrm": _build_dlrm}
+_BUILDERS = {"gpt2": _build_gpt2, "moe": _build_gpt2, "bert": _build_bert, "resnet152": _build_resnet152, "dlrm": _build_dlrm}

@@ -27,6 +27,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 LINK = physical_limit.Link(h2d_bytes_per_s=50e9, d2h_bytes_per_s=14e9)
 TINY = {
     "gpt2": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
+    "moe": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
     "bert-large": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
     "resnet152": ["--image", "32", "--batch", "2", "--classes", "10"],
     "dlrm": ["--tables", "3", "--rows", "100", "--dim", "8", "--lookups", "4", "--batch", "16",
@@ -209,7 +210,9 @@ def test_report_without_successful_runs(tmp_path):
 def test_step_figures_from_per_iteration_rows():
     rows = [{"touched_bytes": t, "gpu_page_faults": f, "fault_h2d_bytes": 100, "prefetch_h2d_bytes": 300,
              "other_h2d_bytes": 0, "d2h_bytes": 200, "prefetch_bytes": 300, "evict_bytes": 200,
-             "kernel_prediction_hits": 9, "kernel_prediction_misses": 1} for t, f in ((900, 50), (1000, 4), (1000, 6))]
+             "kernel_prediction_hits": 9, "kernel_prediction_misses": 1, "h2d_link_busy_ns": busy,
+             "d2h_link_busy_ns": 2 * busy, "hook_ns": 1000}
+            for t, f, busy in ((900, 50, 9), (1000, 4, 4e8), (1000, 6, 6e8))]
     figures = bench_train.step_figures([3.0, 1.0, 2.0], rows, warmup=1, batch=4, capacity=800)
     assert figures["step_s_median"] == 1.5 and figures["step_s_spread"] == 1.0
     assert figures["samples_per_s"] == pytest.approx(4 / 1.5) and figures["measured_steps"] == 2
@@ -218,6 +221,10 @@ def test_step_figures_from_per_iteration_rows():
     assert figures["h2d_bytes_per_step"] == 400 and figures["d2h_bytes_per_step"] == 200
     assert figures["prefetch_coverage"] == 0.75 and figures["kernel_prediction_accuracy"] == 0.9
     assert figures["h2d_amplification"] == 2.0                      # 400 bytes in where 200 had to come
+    assert figures["link_busy_s_per_step"] == {"h2d": 0.5, "d2h": 1.0} and figures["hook_s_per_step"] == 1e-6
+    older = [{key: value for key, value in row.items() if "link_busy" not in key} for row in rows]
+    assert bench_train.step_figures([3.0, 1.0, 2.0], older, 1, 4, 800)["link_busy_s_per_step"] == \
+        {"h2d": None, "d2h": None}                                   # records of engines without the counters
     plain = bench_train.step_figures([3.0, 1.0], [], warmup=1, batch=4, capacity=None)
     assert "footprint_bytes" not in plain and plain["step_s_spread"] == 0.0
 
@@ -421,3 +428,89 @@ def test_report_only_rewrites_the_report_from_records(tmp_path, records, capsys)
     (tmp_path / "gpu_check.json").write_text(json.dumps({"footprint_bytes": 1, "runs": {}}))   # not a run
     assert run_all.main(["--out", str(tmp_path), "--report-only"]) == 0
     assert "`deepum_speedup_over_um`: 2.00x" in (tmp_path / "results.md").read_text()
+
+
+# --- the in-memory reference, precision and the MoE workload ----------------------------------------
+
+def test_train_reads_the_in_memory_step_of_the_workloads_none_record(tmp_path, capsys):
+    sizes = TINY["gpt2"]
+    workload_id = workloads.workload_id(parse_train(*sizes))
+    reference = tmp_path / "none.json"
+    reference.write_text(json.dumps({"mode": "none", "workload_id": workload_id, "step_s_median": 0.25}))
+    assert parse_train("--mode", "deepum", *sizes, "--reference", str(reference)).reference_step_s == 0.25
+    assert parse_train("--mode", "deepum", *sizes).reference_step_s is None
+    for argv, message in ((["--layers", "3", *sizes[2:], "--reference", str(reference)], "it must be mode none of"),
+                          ([*sizes, "--reference", str(tmp_path / "missing.json")], "not a bench/train.py record")):
+        with pytest.raises(SystemExit):
+            parse_train("--mode", "deepum", *argv)
+        assert message in capsys.readouterr().err
+
+
+def test_precision_is_part_of_the_workload_id_and_only_for_transformers(capsys):
+    assert "precision" not in workloads.workload_id(parse_train())
+    assert workloads.workload_id(parse_train("--precision", "bf16")).endswith(" precision=bf16")
+    for argv, message in ((["--workload", "resnet152", "--precision", "bf16"], "applies to the transformers"),
+                          (["--workload", "moe", "--experts", "1"], "--experts must be at least 2"),
+                          (["--workload", "gpt2", "--experts", "8"], "--experts not used by workload gpt2")):
+        with pytest.raises(SystemExit):
+            parse_train(*argv)
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["gpt2", "moe", "bert-large"])
+def test_bf16_trains_under_autocast_with_fused_adamw(name):
+    torch = pytest.importorskip("torch")
+    args = parse_train("--workload", name, *TINY[name], "--precision", "bf16", "--steps", "2", "--warmup", "1")
+    workload = workloads.build(torch, args, seed=0)
+    optimizer = workload.make_optimizer(torch, workload.model)
+    assert isinstance(optimizer, torch.optim.AdamW) and optimizer.defaults["fused"]
+    seen = []
+    handle = torch.nn.modules.module.register_module_forward_hook(
+        lambda module, inputs, output: seen.append(output.dtype) if isinstance(module, torch.nn.Linear) else None)
+    try:
+        workload.loss_fn(workload.model, workload.make_batch(0))
+    finally:
+        handle.remove()
+    assert seen and set(seen) == {torch.bfloat16}                  # every linear layer ran in bfloat16
+    torch.use_deterministic_algorithms(True)
+    try:
+        run = bench_train.train(torch, args, workload, "cpu")
+        again = workloads.build(torch, args, seed=0)
+        bench_train.train(torch, args, again, "cpu")
+        fp32 = workloads.build(torch, parse_train("--workload", name, *TINY[name], "--steps", "2", "--warmup", "1"),
+                                seed=0)
+        bench_train.train(torch, args, fp32, "cpu")
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert all(math.isfinite(loss) for loss in run["losses"])
+    assert all(p.dtype == torch.float32 for p in workload.model.parameters())  # bf16 compute, fp32 state
+    assert bench_train.parameter_digest(again.model) == bench_train.parameter_digest(workload.model)
+    assert bench_train.parameter_digest(fp32.model) != bench_train.parameter_digest(workload.model)
+
+
+def test_moe_layer_sums_its_two_best_experts_weighted_by_their_softmax():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    layer = workloads.moe_layer(torch, hidden=8, experts=4)
+    x = torch.randn(2, 5, 8)
+    every = torch.stack([expert(x) for expert in layer.experts], -2)          # (2, 5, experts, 8)
+    scores = layer.router(x)
+    best = scores.topk(2, dim=-1)
+    expected = (every.gather(-2, best.indices.unsqueeze(-1).expand(-1, -1, -1, 8))
+                * best.values.softmax(-1).unsqueeze(-1)).sum(-2)
+    out = layer(x)
+    assert out.shape == x.shape
+    torch.testing.assert_close(out, expected)
+    out.sum().backward()
+    assert all(p.grad is not None for p in layer.parameters())
+
+
+def test_moe_replaces_each_feed_forward_layer_with_eight_experts_and_a_router():
+    torch = pytest.importorskip("torch")
+    moe_args = parse_train("--workload", "moe", *TINY["moe"])
+    moe = workloads.build(torch, moe_args).model
+    dense = workloads.build(torch, parse_train(*TINY["gpt2"])).model
+    mlp = 32 * 128 + 128 + 128 * 32 + 32                                  # one 4x MLP at hidden 32
+    extra = sum(p.numel() for p in moe.parameters()) - sum(p.numel() for p in dense.parameters())
+    assert extra == 2 * (7 * mlp + 32 * 8)                                # per layer: 7 more experts, a router
+    assert workloads.sizes(moe_args)[1]["experts"] == 8 and workloads.MOE_TOP_K == 2
