@@ -4,7 +4,8 @@ plots from run records (the JSON bench/train.py writes, annotated by bench/physi
 A record has at least run, status ("ok", "failed", "timeout", "skipped"), workload, mode and
 budget_fraction (None: no budget); a successful one also workload_id, step_s_median (seconds),
 footprint_bytes, peak_resident_bytes, capacity_bytes and, once annotated, in_memory_step_s,
-working_set_bytes, physical_limit_s, ratio_to_physical_limit and ratio_to_in_memory.
+working_set_bytes, physical_limit_s, ratio_to_physical_limit, ratio_to_in_memory and bounds
+(bench/bounds.py); records of engines that measure it have link_busy_s_per_step.
 Ratios compare runs of the same workload_id at the same budget. matplotlib loads only in plots().
 """
 from __future__ import annotations
@@ -93,6 +94,13 @@ def headline(records: list[dict]) -> dict:
         "geomean": geomean(r.get("ratio_to_physical_limit") for r in limit),
         "n": sum(r.get("ratio_to_physical_limit") is not None for r in limit),
         "meaning": "deepum step time / physical limit (link-bound lower bound overlapped with compute)"}
+    for bound, meaning in (("uvm_path", "one migration at a time at the UVM rates"),
+                           ("pinned_copy", "both directions at once at the pinned-copy rates")):
+        ratios = [(r.get("bounds") or {}).get(f"step_over_{bound}") for r in limit]
+        out[f"deepum_vs_{bound}_bound"] = {
+            "geomean": geomean(ratios), "n": sum(v is not None for v in ratios),
+            "meaning": f"deepum step time / {bound.replace('_', '-')} bound (the bytes that must move, {meaning}, "
+                       f"overlapped with compute)"}
     faults = paired_ratios(records, "deepum", "um", "over", key="faults_per_step")
     out["deepum_faults_vs_um"] = {"geomean": geomean(p["ratio"] for p in faults), "n": len(faults),
                                   "meaning": "deepum GPU page faults per step / um's", "pairs": faults}
@@ -116,7 +124,8 @@ def _x(value: float | None, digits: int = 2) -> str:
 def headline_text(figures: dict) -> str:
     """The headline as lines of text (geometric means over workloads and budgets below 1)."""
     lines = []
-    for key in ("deepum_speedup_over_um", "deepum_vs_in_memory", "deepum_vs_physical_limit", "deepum_faults_vs_um",
+    for key in ("deepum_speedup_over_um", "deepum_vs_in_memory", "deepum_vs_physical_limit",
+                "deepum_vs_uvm_path_bound", "deepum_vs_pinned_copy_bound", "deepum_faults_vs_um",
                 "ablation_no_pre_evict", "ablation_no_invalidate", "ablation_lru_eviction", "deepum_speedup_over_advise",
                 "um_vs_in_memory", "save_on_cpu_vs_in_memory", "deepum_overhead_unbudgeted"):
         item = figures[key]
@@ -342,8 +351,63 @@ def plot_breakdown(records: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def time_split(record: dict) -> dict:
+    """Seconds per step of a successful run: compute (the in-memory step, at most the step), h2d and
+    d2h (the link's measured busy time each way; 0 where the record has none), other (the step less
+    the three, at least 0) and step. The parts overlap in time; where they did, their sum exceeds
+    the step and other is 0."""
+    step = record["step_s_median"]
+    compute = min(step, (record.get("bounds") or {}).get("in_memory_step_s") or 0.0)
+    busy = record.get("link_busy_s_per_step") or {}
+    h2d, d2h = busy.get("h2d") or 0.0, busy.get("d2h") or 0.0
+    return {"compute": compute, "h2d": h2d, "d2h": d2h, "other": max(0.0, step - compute - h2d - d2h), "step": step}
+
+
+TIME_PARTS = (("compute", "tab:green", "compute (in-memory step)"), ("h2d", "tab:blue", "link busy host to GPU"),
+              ("d2h", "tab:cyan", "link busy GPU to host"), ("other", "tab:red", "other"))
+"""The stacked parts of plot_time_accounting: key of time_split, colour, legend."""
+
+
+def plot_time_accounting(records: list[dict], path: Path) -> None:
+    """Per workload, one stacked bar per run under a budget below 1 (by budget, then mode): its step
+    split by time_split, a black tick at the step time, and across the bar the UVM-path bound (solid)
+    and the pinned-copy bound (dashed) of bench/bounds.py."""
+    groups = _groups(records)
+    plt, fig, axes = _axes(len(groups), "Where the step goes (bars) against the bounds (lines)")
+    for ax, (label, group) in zip(axes, groups):
+        rows = sorted((r for r in group if _budget_matches(r.get("budget_fraction"), "over")),
+                      key=lambda r: (-r["budget_fraction"], MODE_ORDER.index(r["mode"])))
+        labelled = set()
+
+        def once(legend):  # each legend entry on its panel's first bar that draws it
+            fresh = legend not in labelled
+            labelled.add(legend)
+            return legend if fresh else None
+
+        for i, r in enumerate(rows):
+            split, bottom = time_split(r), 0.0
+            for key, colour, legend in TIME_PARTS:
+                ax.bar(i, split[key] * 1e3, 0.7, bottom=bottom, color=colour, label=once(legend))
+                bottom += split[key] * 1e3
+            ax.hlines(split["step"] * 1e3, i - 0.4, i + 0.4, color="black", linewidth=2, label=once("step"))
+            bounds = r.get("bounds") or {}
+            for key, style, legend in (("uvm_path_s", "-", "UVM-path bound"),
+                                       ("pinned_copy_s", "--", "pinned-copy bound")):
+                if bounds.get(key) is not None:
+                    ax.hlines(bounds[key] * 1e3, i - 0.45, i + 0.45, color="magenta", linestyles=style,
+                              label=once(legend))
+        ax.set_xticks(range(len(rows)), [f"{r['mode']} {r['budget_fraction']:.2f}" for r in rows], rotation=35,
+                      ha="right", fontsize=7)
+        ax.set_title(label)
+        ax.set_ylabel("ms per step")
+    _legends(axes)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 PLOTS = {"step_time_vs_budget.png": plot_step_time, "faults_per_step.png": plot_faults,
-         "time_breakdown.png": plot_breakdown}
+         "time_breakdown.png": plot_breakdown, "time_accounting.png": plot_time_accounting}
 
 
 def write_report(records: list[dict], folder: Path, command: str) -> list[Path]:

@@ -1,7 +1,8 @@
 """Runs bench/train.py once per mode on the GPU and compares them: mode none without a budget
 (reference parameters, in-memory step time), deepum without a budget (its overhead, and the
 footprint: the peak of managed memory resident on the GPU), then um and deepum at a budget of a
-fraction of that footprint. Writes gpu_check.json.
+fraction of that footprint. Every run after none is bounded against none's step (bench/bounds.py).
+Writes gpu_check.json.
 
     python bench/gpu_check.py --fraction 0.5 --out results/ -- --layers 24 --hidden 1024 --steps 20
 """
@@ -47,6 +48,7 @@ def main() -> int:
     extra = [a for a in args.train_args if a != "--"]
     args.out.mkdir(parents=True, exist_ok=True)
     reference = train("none", args.out, extra)
+    extra += ["--reference", str(args.out / "train_none.json")]
     runs = {"none": reference, "deepum_unbudgeted": train("deepum", args.out, extra, tag="_unbudgeted")}
     # The footprint: the most managed memory one training step touches (after the first two).
     footprint = max(row["touched_bytes"] for row in runs["deepum_unbudgeted"]["stats"]["per_iteration"][2:])
@@ -71,12 +73,18 @@ def main() -> int:
             "cuda_errors": run["stats"].get("cuda_errors"),
             "kernel_prediction_hits": run["stats"].get("kernel_prediction_hits"),
             "kernel_prediction_misses": run["stats"].get("kernel_prediction_misses"),
+            "link_busy_s_per_step": run.get("link_busy_s_per_step"),
+            "bounds": run.get("bounds"),
         }
     s = summary["runs"]
     if "um" in s and "deepum" in s:
         summary["deepum_speedup_over_um"] = s["um"]["step_s_median"] / s["deepum"]["step_s_median"]
         summary["deepum_faults_vs_um"] = (s["deepum"]["faults_per_step_after_warmup"]
                                           / max(1e-9, s["um"]["faults_per_step_after_warmup"]))
+    if "deepum" in s:
+        deepum_bounds = s["deepum"]["bounds"] or {}
+        summary["deepum_over_uvm_path_bound"] = deepum_bounds.get("step_over_uvm_path")
+        summary["deepum_over_pinned_copy_bound"] = deepum_bounds.get("step_over_pinned_copy")
     summary["deepum_overhead_unbudgeted"] = s["deepum_unbudgeted"]["step_s_median"] / s["none"]["step_s_median"] - 1
     (args.out / "gpu_check.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary, indent=1))

@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bench_report  # noqa: E402
+import bounds  # noqa: E402
 from guard import child_env  # noqa: E402
 import physical_limit  # noqa: E402
 import workloads  # noqa: E402
@@ -136,7 +137,20 @@ def run_name(workload: str, mode: str, budget: float | None) -> str:
 def train_command(args, workload: str, mode: str, output: Path, capacity: int | str | None) -> list[str]:
     command = [sys.executable, str(HERE / "train.py"), "--workload", workload, "--mode", mode, "-o", str(output),
                "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
+    reference = in_memory_reference(args, workload)
+    if mode != "none" and reference is not None:
+        command += ["--reference", str(reference)]
     return command + (["--capacity", str(capacity)] if capacity is not None else [])
+
+
+def in_memory_reference(args, workload: str) -> Path | None:
+    """The workload's successful mode-none record, whose step time bounds the other runs (train.py
+    --reference), or None."""
+    path = args.out / f"{run_name(workload, 'none', None)}.json"
+    try:
+        return path if json.loads(path.read_text()).get("status") == "ok" else None
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None) -> dict:
@@ -265,7 +279,8 @@ def main(argv=None) -> int:
     if args.dry_run:
         return 0
     link = physical_limit.Link.from_calibration(args.calibration)
-    records = physical_limit.annotate(load_records(args.out), link, args.dirty_fraction)
+    records = bounds.annotate(physical_limit.annotate(load_records(args.out), link, args.dirty_fraction), link,
+                              bounds.pinned_link(), args.dirty_fraction)
     if not records:
         print(f"no records in {args.out}", file=sys.stderr)
         return 1

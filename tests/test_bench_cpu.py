@@ -14,6 +14,7 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 _saved_path = list(sys.path)
 sys.path.insert(0, str(BENCH))
 import bench_report  # noqa: E402
+import bounds  # noqa: E402
 import modes  # noqa: E402
 import physical_limit  # noqa: E402
 import run_all  # noqa: E402
@@ -25,6 +26,7 @@ sys.path[:] = _saved_path
 GIB = 1 << 30
 PNG = b"\x89PNG\r\n\x1a\n"
 LINK = physical_limit.Link(h2d_bytes_per_s=50e9, d2h_bytes_per_s=14e9)
+PINNED = physical_limit.Link(h2d_bytes_per_s=70e9, d2h_bytes_per_s=35e9)
 TINY = {
     "gpt2": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
     "moe": ["--layers", "2", "--hidden", "32", "--heads", "4", "--seq", "16", "--batch", "2", "--vocab", "64"],
@@ -108,6 +110,7 @@ def record(workload, mode, budget, step_s, **extra):
            "step_s_median": step_s, "step_s_spread": step_s / 10, "samples_per_s": 2 / step_s,
            "faults_per_step": (1000.0 if mode == "um" else 10.0) if um and budget is not None else (0.0 if um else None),
            "h2d_bytes_per_step": GIB if um else None, "d2h_bytes_per_step": GIB if um else None,
+           "link_busy_s_per_step": {"h2d": 0.02, "d2h": 0.08} if um else None,
            "prefetch_coverage": 0.9 if mode.startswith("deepum") else (0.0 if um else None),
            "offloaded_bytes_per_step": 2 * GIB if mode == "save_on_cpu" else None,
            "parameter_sha256": "same", "device": "NVIDIA H200", "driver_version": "580.159.04",
@@ -121,7 +124,7 @@ def records():
     out = [record(w, m, b, s) for w, modes in STEP_S.items() for m, budgets in modes.items() for b, s in budgets.items()]
     out.append({"status": "timeout", "run": "dlrm_advise_b0.50", "workload": "dlrm", "mode": "advise",
                 "budget_fraction": 0.5, "error": "step 0 ...\nstill faulting"})
-    return physical_limit.annotate(out, LINK)
+    return bounds.annotate(physical_limit.annotate(out, LINK), LINK, PINNED)
 
 
 def find(records, workload, mode, budget):
@@ -170,6 +173,26 @@ def test_headline_ratios(records):
     assert h["deepum_vs_physical_limit"]["n"] == 2
     assert h["per_budget"]["1.00"]["deepum_speedup_over_um"] == pytest.approx(0.15 / 0.12)
     assert set(h["per_budget"]) == {"1.00", "0.50"}
+
+
+def test_headline_ratios_to_the_bounds(records):
+    h = bench_report.headline(records)
+    # deepum at 0.5 on gpt2 (0.4 s) and dlrm (0.9 s), 5 GiB to move each way
+    uvm, pinned = 5 * GIB / 50e9 + 5 * GIB / 14e9, 5 * GIB / 35e9
+    assert h["deepum_vs_uvm_path_bound"]["geomean"] == pytest.approx(math.sqrt(0.4 * 0.9) / uvm)
+    assert h["deepum_vs_pinned_copy_bound"]["geomean"] == pytest.approx(math.sqrt(0.4 * 0.9) / pinned)
+    assert h["deepum_vs_uvm_path_bound"]["n"] == h["deepum_vs_pinned_copy_bound"]["n"] == 2
+    assert "`deepum_vs_uvm_path_bound`" in bench_report.headline_text(h)
+
+
+def test_time_split_stacks_compute_link_and_the_rest(records):
+    deepum = find(records, "gpt2", "deepum", 0.5)                    # 0.4 s: 0.1 compute, 0.02 in, 0.08 out
+    assert bench_report.time_split(deepum) == pytest.approx(
+        {"compute": 0.1, "h2d": 0.02, "d2h": 0.08, "other": 0.2, "step": 0.4})
+    overlapped = dict(deepum, step_s_median=0.15)                   # the parts overlapped: nothing else
+    assert bench_report.time_split(overlapped)["other"] == 0.0
+    old = {"step_s_median": 0.3}                                     # a record from before bounds and busy time
+    assert bench_report.time_split(old) == {"compute": 0.0, "h2d": 0.0, "d2h": 0.0, "other": 0.3, "step": 0.3}
 
 
 def test_markdown_table(records):
@@ -327,7 +350,7 @@ def test_presets():
 STUB = """
 import argparse, json, os, sys
 p = argparse.ArgumentParser()
-for flag in ("--workload", "--mode", "-o", "--steps", "--warmup"):
+for flag in ("--workload", "--mode", "-o", "--steps", "--warmup", "--reference"):
     p.add_argument(flag)
 p.add_argument("--capacity", type=int)
 a, rest = p.parse_known_args()
@@ -367,6 +390,10 @@ def test_sweep_runs_references_probe_and_budgets(stub_train, tmp_path, capsys):
     um = json.loads((out / "gpt2_um_b0.50.json").read_text())
     assert um["capacity_bytes"] == 2 * GIB and um["budget_fraction"] == 0.5 and um["status"] == "ok"
     assert um["argv"][um["argv"].index("--layers") + 1] == "2" and "--steps 3" in um["command"]
+    assert um["argv"][um["argv"].index("--reference") + 1] == str(out / "gpt2_none_full.json")
+    assert "--reference" not in json.loads((out / "gpt2_none_full.json").read_text())["argv"]
+    reported = json.loads((out / "results.json").read_text())["records"]
+    assert all(r["bounds"]["in_memory_step_s"] == 0.1 for r in reported if r["status"] == "ok")
     advise = json.loads((out / "gpt2_advise_b1.00.json").read_text())
     assert advise["status"] == "failed" and "advise broke" in advise["error"]
     assert (out / "logs" / "gpt2_advise_b1.00.log").exists()
