@@ -68,10 +68,20 @@ class DeepUMConfig:
                             "how pre-eviction picks its victim among the blocks the running kernel and the prediction "
                             "window do not need: 'next_use' (the block whose next use, foreseen from an earlier "
                             "iteration's launches, comes last) or 'lru' (least recently migrated, DeepUM's rule)")
-    foresight_iterations: int = _size(4, 1, 16, "iterations next_use eviction remembers: it foresees from the latest "
-                                                "whose launches so far match the current iteration's by execution "
-                                                "ID (bucketed shapes repeat two or more back), else from the last; "
-                                                "1 foresees from the last iteration only")
+    foresight_iterations: int = _size(4, 1, 16, "iterations next_use eviction and the schedule remember: eviction "
+                                                "foresees from the latest whose launches so far match the current "
+                                                "iteration's by execution ID (bucketed shapes repeat two or more "
+                                                "back), else from the last; 1 foresees from the last iteration only")
+    schedule: bool = _choice(True, SWITCH, "deepum policy: at each iteration's first launch, plan its migrations by "
+                                           "Belady's MIN (the fewest blocks moved under the capacity) over the "
+                                           "latest remembered iteration that began with the same execution ID, and "
+                                           "follow the plan while the launches match it by execution ID; the "
+                                           "correlation tables from the first launch that does not")
+    schedule_ahead: int = _size(32, 1, 1024, "most launches ahead of its need the schedule prefetches a block")
+    schedule_accesses: int = _size(2**20, 1, 2**26, "most block uses (one per block per launch) the schedule records "
+                                                    "of each remembered iteration, 4 bytes each, and at most about "
+                                                    "100 bytes each while a plan is made; an iteration using more "
+                                                    "is not planned from")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "

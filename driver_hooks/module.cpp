@@ -1,5 +1,5 @@
 // deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
-// driver model, eviction by foreseen next use) and the constants Python shares with it.
+// driver model, eviction by foreseen next use, the schedule) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
 
 #include "units.hpp"
@@ -11,6 +11,7 @@ void bind_memory_map(py::module_& m);   // memory_map_bindings.cpp
 void bind_policy(py::module_& m);       // policy_bindings.cpp
 void bind_uvm_model(py::module_& m);    // uvm_model_bindings.cpp
 void bind_next_use(py::module_& m);     // next_use_bindings.cpp
+void bind_schedule(py::module_& m);     // schedule_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "deepum native core: correlation tables, predictor, policy core, UVM driver model (CPU only)";
@@ -27,4 +28,5 @@ PYBIND11_MODULE(_native, m) {
   bind_policy(m);
   bind_uvm_model(m);
   bind_next_use(m);
+  bind_schedule(m);
 }

@@ -18,6 +18,9 @@ struct Options {
   LearnFrom learn_from = LearnFrom::kAccesses;
   Eviction eviction = Eviction::kNextUse;
   size_t foresight_iterations = 1;  // iterations next-use eviction remembers to foresee from
+  bool schedule = false;            // follow the plan made from the last iteration (schedule.hpp)
+  size_t schedule_ahead = 1;        // most launches ahead of its need the plan prefetches a block
+  size_t schedule_accesses = 1;     // most block uses recorded of an iteration
   bool prefetch = true, pre_evict = true, invalidate = true;
 };
 

@@ -43,6 +43,9 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
     throw std::invalid_argument("eviction must be 'lru' or 'next_use', got '" + eviction + "'");
   out.eviction = eviction == "lru" ? Eviction::kLru : Eviction::kNextUse;
   out.foresight_iterations = c["foresight_iterations"].cast<size_t>();
+  out.schedule = c["schedule"].cast<bool>();
+  out.schedule_ahead = c["schedule_ahead"].cast<size_t>();
+  out.schedule_accesses = c["schedule_accesses"].cast<size_t>();
   out.prefetch = c["prefetch"].cast<bool>();
   out.pre_evict = c["pre_evict"].cast<bool>();
   out.invalidate = c["invalidate"].cast<bool>();

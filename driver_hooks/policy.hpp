@@ -12,7 +12,10 @@
 //   the driver's rule (least recently migrated, not in use) when the rule finds none;
 // - prefetches of the window's blocks in need order, entry by entry, evicting for room; a prefetch
 //   stops where no victim is allowed (a victim foreseen before the kernel it makes room for is not);
-// - invalidation: with it, a victim or a prefetched block that is dead moves without a copy.
+// - invalidation: with it, a victim or a prefetched block that is dead moves without a copy;
+// - the schedule (schedule.hpp), while the iteration's launches match the planned ones: its victims
+//   for this launch leave first, and its prefetches replace the window's, evicting by the
+//   replacement rule where a slot is still lacking.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 #pragma once
 #include <algorithm>
@@ -26,6 +29,7 @@
 #include "options.hpp"
 #include "prefetcher.hpp"
 #include "replacement.hpp"
+#include "schedule.hpp"
 
 namespace deepum {
 
@@ -79,6 +83,9 @@ class Policy {
     if (deepum && !prefetcher_) prefetcher_ = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
     if (deepum && options_.pre_evict && options_.eviction == Eviction::kNextUse && !replacement_)
       replacement_ = std::make_unique<NextUseReplacement>(options_.foresight_iterations);
+    if (deepum && options_.schedule)
+      schedule_ = std::make_unique<Schedule>(capacity_, options_.schedule_ahead, options_.schedule_accesses,
+                                             options_.foresight_iterations, index_);
   }
 
   // The dense index of UM block `number` (numbered when new).
@@ -93,11 +100,10 @@ class Policy {
   const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count) {
     plan_.moves.clear();
     launch_ += 1;
-    if (replacement_ && launch_ - foresight_start_ >= kLongestIteration) {
-      replacement_->start_iteration(launch_);
-      foresight_start_ = launch_;
-    }
+    if ((replacement_ || schedule_) && launch_ - foresight_start_ >= kLongestIteration) start_foresight(launch_);
     if (replacement_) replacement_->launch(launch_, exec_id);
+    Schedule::Step step{};
+    const bool scheduled = schedule_ && schedule_->launch(exec_id, blocks, count, resident_, step);
     missing_.clear();
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];
@@ -121,12 +127,19 @@ class Policy {
     const bool prefetching = predicted_ && (options_.mode == Mode::kOracle || options_.prefetch);
     plan_.demand_prefetch = (prefetching && (options_.mode == Mode::kOracle || options_.learn_from == LearnFrom::kAccesses)) ||
                             (options_.mode == Mode::kAdvise && pressure);
+    const bool following = prefetching && scheduled;
+    if (following)
+      for (const Schedule::Move& m : step)
+        if (m.victim != kNone && resident_[m.victim] && used_by_[m.victim] != launch_) evict(m.victim);
     while (resident_count_ > capacity_) {
       const Block v = victim(0);
       if (v == kNone) break;
       evict(v);
     }
-    if (prefetching) plan_prefetches();
+    if (following)
+      follow(step);
+    else if (prefetching)
+      plan_prefetches();
     peak_ = std::max(peak_, resident_count_);
     return plan_;
   }
@@ -145,8 +158,7 @@ class Policy {
     const int64_t touched = touched_this_iteration_;
     iteration_ += 1;
     touched_this_iteration_ = 0;
-    if (replacement_) replacement_->start_iteration(launch_ + 1);
-    foresight_start_ = launch_ + 1;
+    start_foresight(launch_ + 1);
     return touched;
   }
 
@@ -191,6 +203,30 @@ class Policy {
     }
     if (options_.learn_from == LearnFrom::kAccesses)
       for (size_t i = 0; i < count; ++i) prefetcher_->learn(blocks[i]);
+  }
+
+  // The replacement rule and the schedule start an iteration at launch `first`.
+  void start_foresight(uint64_t first) {
+    if (replacement_) replacement_->start_iteration(first);
+    if (schedule_) schedule_->start_iteration();
+    foresight_start_ = first;
+  }
+
+  // The schedule's prefetches for this launch, in its order; a slot still lacking is made by the
+  // replacement rule for the launch that needs the block, and the prefetches stop where it refuses.
+  void follow(const Schedule::Step& step) {
+    for (const Schedule::Move& m : step) {
+      if (m.lead == 0 || resident_[m.block]) continue;
+      if (resident_count_ >= capacity_) {
+        const Block v = victim(launch_ + m.lead);
+        if (v == kNone) return;
+        evict(v);
+      }
+      make_resident(m.block);
+      uint64_t ticket = 0;
+      plan_.moves.push_back({invalidates() && memory_.choose_discard(m.block, ticket) ? Move::kPopulate : Move::kPrefetch,
+                             m.block, ticket});
+    }
   }
 
   // The window's blocks in need order, entry by entry (each entry's prefetches in address order, so
@@ -276,6 +312,7 @@ class Policy {
   BlockIndex index_;
   std::unique_ptr<Prefetcher> prefetcher_;      // null: nothing is predicted (um, advise)
   std::unique_ptr<Replacement> replacement_;    // deepum with pre-eviction, oracle; null: LRU
+  std::unique_ptr<Schedule> schedule_;          // deepum with schedule; null: the window alone
   BlockList migrated_;                          // resident blocks, least recently migrated first
   LruEviction lru_;                             // over migrated_
   std::vector<uint8_t> resident_;

@@ -41,6 +41,7 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integ
                     exec_records=st.integers(1, 4), block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
+                    schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
                     prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
@@ -187,6 +188,24 @@ def test_a_prefetch_does_not_evict_a_block_needed_before_the_kernel_it_is_for():
     assert pair.launch(20, [0, 1]) == (True, [("demand", 0), ("demand", 1), ("evict", 4), ("evict", 5)])
     assert pair.launch(21, [2, 3]) == (True, [])
     assert pair.launch(22, [4, 5]) == (True, [("demand", 4), ("demand", 5), ("evict", 2), ("evict", 3)])
+
+
+def test_on_a_repeated_iteration_the_schedule_moves_fewer_blocks_than_the_window():
+    """A long skip: block 0 is written first and read last, between them a stream of blocks on a GPU of
+    three. The plan, made from the iteration before, keeps 0 resident across the stream (it is used next
+    before any streamed block is used again), and brings in the fewest blocks, one per streamed block;
+    the window and next-use eviction alone move 0 out and back in every iteration."""
+    from test_schedule import fewest_fetches
+
+    iteration = [(1, [0, 1])] + [(2 + i, [2 + i]) for i in range(5)] + [(9, [0, 7])]
+    moved = {}
+    for schedule in (False, True):
+        pair = _both("deepum", 3, lookahead=2, schedule=schedule, schedule_ahead=2)
+        _teach(pair, iteration, times=3)
+        moves = [m for exec_id, blocks in iteration for m in pair.launch(exec_id, blocks)[1]]
+        moved[schedule] = sum(move in ("demand", "prefetch", "populate") for move, _ in moves)
+    resident = frozenset({0, 6, 7})  # as the iteration before left them
+    assert moved[True] == fewest_fetches([b for _, b in iteration], resident, 3) < moved[False]
 
 
 def test_no_prediction_before_pressure():

@@ -17,6 +17,12 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 5. **Prefetches** of the window's blocks in need order, entry by entry, each entry's blocks in address
    order, evicting for room; it stops where no victim is allowed: a victim for the prefetch of entry i
    must not be foreseen at or before launch ``launch + i + 1``.
+   **The schedule** (deepum with ``schedule``, deepum.specs.schedule) replaces step 5, and adds its
+   evictions before step 4, while the iteration's launches match the planned ones: its victims
+   for this launch leave (those resident and not used by the running kernel), then its prefetches are
+   made in its order, evicting by the replacement rule where a slot is still lacking (a victim for a
+   block needed `lead` launches ahead must not be foreseen at or before ``launch + lead``; none: the
+   prefetches stop).
 6. **Invalidation** (deepum with invalidate): a victim or a prefetched block that is dead moves without
    a copy (``discard``, ``populate``) instead of with one (``evict``, ``prefetch``).
 
@@ -31,6 +37,7 @@ from typing import Callable, NamedTuple
 from ..config import DeepUMConfig
 from .next_use import NextUseEviction
 from .predictor import Predictor
+from .schedule import Schedule
 
 MODES = ("um", "advise", "deepum")
 """Modes of the policy (the oracle, offline only, is native: it needs the trace's future)."""
@@ -65,6 +72,9 @@ class Policy:
         self._predictor = Predictor(config) if deepum else None
         self._next_use = (NextUseEviction(config.foresight_iterations)
                           if deepum and config.pre_evict and config.eviction == "next_use" else None)
+        self._schedule = (Schedule(capacity_blocks, config.schedule_ahead, config.schedule_accesses,
+                                   config.foresight_iterations)
+                          if deepum and config.schedule else None)
         self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
         self._protect: Counter[int] = Counter()
         self._used_by: dict[int, int] = {}
@@ -81,11 +91,11 @@ class Policy:
         """A kernel with `exec_id` launches and uses `blocks` (each once)."""
         self._moves = []
         self._launch += 1
-        if self._next_use and self._launch - self._foresight_start >= LONGEST_ITERATION:
-            self._next_use.start_iteration(self._launch)
-            self._foresight_start = self._launch
+        if (self._next_use or self._schedule) and self._launch - self._foresight_start >= LONGEST_ITERATION:
+            self._start_foresight(self._launch)
         if self._next_use:
             self._next_use.launch(self._launch, exec_id)
+        step = self._schedule.launch(exec_id, blocks, self._migrated) if self._schedule else None
         missing = []
         for b in blocks:
             self._used_by[b] = self._launch
@@ -106,12 +116,19 @@ class Policy:
         prefetching = self._predicted and self.config.prefetch
         demand_prefetch = ((prefetching and self.config.learn_from == "accesses")
                            or (self.mode == "advise" and pressure))
+        following = prefetching and step is not None
+        if following:
+            for move in step:
+                if move.victim is not None and move.victim in self._migrated and self._used_by.get(move.victim) != self._launch:
+                    self._evict(move.victim)
         while len(self._migrated) > self.capacity:
             victim = self._victim(0)
             if victim is None:
                 break
             self._evict(victim)
-        if prefetching:
+        if following:
+            self._follow(step)
+        elif prefetching:
             self._plan_prefetches()
         self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
         return LaunchPlan(demand_prefetch, self._moves)
@@ -125,9 +142,7 @@ class Policy:
         """A new iteration starts with the next launch; returns the blocks the ending one touched."""
         touched, self._touched_this_iteration = self._touched_this_iteration, 0
         self._iteration += 1
-        if self._next_use:
-            self._next_use.start_iteration(self._launch + 1)
-        self._foresight_start = self._launch + 1
+        self._start_foresight(self._launch + 1)
         return touched
 
     def release(self, block: int) -> None:
@@ -154,6 +169,26 @@ class Policy:
         if self.config.learn_from == "accesses":
             for b in blocks:
                 self._predictor.on_fault(b)
+
+    def _start_foresight(self, first: int) -> None:
+        """The replacement rule and the schedule start an iteration at launch `first`."""
+        if self._next_use:
+            self._next_use.start_iteration(first)
+        if self._schedule:
+            self._schedule.start_iteration()
+        self._foresight_start = first
+
+    def _follow(self, step) -> None:
+        for move in step:
+            if move.lead == 0 or move.block in self._migrated:
+                continue
+            if len(self._migrated) >= self.capacity:
+                victim = self._victim(self._launch + move.lead)
+                if victim is None:
+                    return
+                self._evict(victim)
+            self._arrive(move.block)
+            self._moves.append(("populate" if self._invalidates() and self._dead(move.block) else "prefetch", move.block))
 
     def _plan_prefetches(self) -> None:
         while self._issued < len(self._window):
