@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_simulator.py", "tests/test_memory_map.py"]
+TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
+         "tests/test_memory_map.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -46,6 +47,14 @@ MUTATIONS = {
     "foresight-wraps-into-the-same-iteration": (
         "driver_hooks/next_use.hpp", "foreseen_from_ + 1 < iterations_ ? foreseen_from_ + 1 : foreseen_from_",
         "foreseen_from_"),
+    "schedule-follows-past-a-departure": (
+        "driver_hooks/schedule.hpp", "position < plan_->execs.size() && plan_->execs[position] == exec_id;",
+        "position < plan_->execs.size();"),
+    "schedule-evicts-at-the-victims-last-use": (
+        "driver_hooks/schedule.hpp", "at = std::max(size_t(last_[victim] + 1),",
+        "at = std::max(size_t(last_[victim] + (last_[victim] < 0)),"),
+    "policy-ignores-the-schedule": (
+        "driver_hooks/policy.hpp", "const bool following = prefetching && scheduled;", "const bool following = false;"),
     "cancellation-ignored": (
         "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
     "discard-ignores-last-users": (
