@@ -72,11 +72,12 @@ class DeepUMConfig:
                                                 "foresees from the latest whose launches so far match the current "
                                                 "iteration's by execution ID (bucketed shapes repeat two or more "
                                                 "back), else from the last; 1 foresees from the last iteration only")
-    schedule: bool = _choice(True, SWITCH, "deepum policy: at each iteration's first launch, plan its migrations by "
-                                           "Belady's MIN (the fewest blocks moved under the capacity) over the "
-                                           "latest remembered iteration that began with the same execution ID, and "
-                                           "follow the plan while the launches match it by execution ID; the "
-                                           "correlation tables from the first launch that does not")
+    schedule: bool = _choice(False, SWITCH, "deepum policy: at each iteration's first launch, plan its migrations by "
+                                            "Belady's MIN (the fewest blocks moved under the capacity) over the "
+                                            "latest remembered iteration that began with the same execution ID, and "
+                                            "follow the plan while the launches match it by execution ID; the "
+                                            "correlation tables from the first launch that does not (off by "
+                                            "default until measured on a GPU: docs/results.md)")
     schedule_ahead: int = _size(32, 1, 1024, "most launches ahead of its need the schedule prefetches a block")
     schedule_accesses: int = _size(2**20, 1, 2**26, "most block uses (one per block per launch) the schedule records "
                                                     "of each remembered iteration, 4 bytes each, and at most about "

@@ -302,3 +302,21 @@ def test_an_unknown_bare_calibration_name_says_how_to_name_a_file(tmp_path, monk
     (tmp_path / "mine").write_text("{}")
     with pytest.raises(ValueError, match=r"no bundled calibration named 'mine' \(bundled: h200\); .*\./mine"):
         Calibration.load("mine")
+
+
+def test_the_engine_build_key_covers_every_header_it_includes():
+    """A header the online engine includes but its source list leaves out would not rebuild a cached
+    engine when it changes."""
+    import re
+
+    listed = set(native_build.ONLINE_ENGINE.sources)
+    root = native_build.SOURCE_ROOT
+    seen, todo = set(), [s for s in listed if s.endswith(".cpp")]
+    while todo:
+        source = todo.pop()
+        if source in seen:
+            continue
+        seen.add(source)
+        for name in re.findall(r'#include "([^"]+)"', (root / source).read_text()):
+            todo.append(f"driver_hooks/{name}")
+    assert seen <= listed, sorted(seen - listed)
