@@ -23,6 +23,8 @@ class Mode:
     sweep: part of bench/run_all.py's default sweep.
     ablation: a deepum ablation: the sweep runs it only at --ablation-budgets.
     policy: the simulator policy bench/policy_comparison.py replays it with; None: not compared there.
+    peer: a way plain PyTorch lowers its own peak GPU memory, which a user would try before unified
+        memory; bench/peers.py runs um and deepum with that peak as their capacity.
     """
 
     name: str
@@ -32,13 +34,19 @@ class Mode:
     sweep: bool = False
     ablation: bool = False
     policy: str | None = None
+    peer: bool = False
 
 
 MODES = (
     Mode("none", "none", budgeted=False, sweep=True),
     # plain PyTorch with every tensor the forward pass saves kept in pinned host memory
     # (torch.autograd.graph.save_on_cpu(pin_memory=True))
-    Mode("save_on_cpu", "none", budgeted=False, sweep=True),
+    Mode("save_on_cpu", "none", budgeted=False, sweep=True, peer=True),
+    # plain PyTorch recomputing each block's activations in backward (torch.utils.checkpoint)
+    Mode("checkpoint", "none", budgeted=False, peer=True),
+    # plain PyTorch with the optimizer's state and step on the CPU (torchao's CPUOffloadOptimizer, or
+    # FSDP with CPUOffload(offload_params=True) on one GPU where torchao is not importable)
+    Mode("cpu_offload", "none", budgeted=False, peer=True),
     Mode("um", "um", sweep=True, policy="um"),
     Mode("advise", "advise", sweep=True),
     Mode("deepum", "deepum", sweep=True, policy="deepum"),
@@ -63,5 +71,7 @@ BUDGETED_MODES = tuple(name for name in GPU_MODES if BY_NAME[name].budgeted)
 """GPU modes that keep data in managed memory under a capacity budget."""
 ABLATIONS = tuple(mode.name for mode in MODES if mode.ablation)
 """deepum ablations: the sweep runs them only at its ablation budgets."""
+PEER_MODES = tuple(mode.name for mode in MODES if mode.peer)
+"""Plain-PyTorch ways to lower peak GPU memory that bench/peers.py compares um and deepum with."""
 SIMULATED_MODES = tuple(mode.name for mode in MODES if mode.policy is not None)
 """Variants bench/policy_comparison.py replays, each with its simulator policy."""

@@ -12,7 +12,10 @@ Modes (bench/modes.py): none (plain PyTorch), um, advise, deepum, deepum-no-pref
 deepum-no-pre-evict, deepum-no-invalidate and deepum-lru (the deepum ablations; deepum-lru evicts least
 recently migrated blocks, DeepUM's rule), deepum-faults (tables that learn from the CUPTI fault log
 instead of the kernels' arguments), and save_on_cpu (plain PyTorch with every tensor the forward pass
-saves kept in pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)).
+saves kept in pinned host memory: torch.autograd.graph.save_on_cpu(pin_memory=True)), checkpoint
+(activation checkpointing over the workload's blocks) and cpu_offload (the optimizer's state and step
+on the CPU: torchao's CPUOffloadOptimizer, or FSDP with CPUOffload(offload_params=True); --offload
+picks one, bench/peer_methods.py).
 
 The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
 - footprint_bytes: the peak bytes the model needs; torch.cuda.max_memory_reserved() without unified
@@ -32,6 +35,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
+  memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
+  peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
   parameter_sha256, precision, device, driver_version, torch_version, cuda_version, date, stats
   (deepum.stats()).
 """
@@ -56,6 +61,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bounds  # noqa: E402
+import peer_methods  # noqa: E402
 import workloads  # noqa: E402
 from modes import BY_NAME, GPU_MODES  # noqa: E402
 from physical_limit import Link  # noqa: E402
@@ -77,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", default=None, help="DeepUMConfig JSON (e.g. from deepum tune)")
     parser.add_argument("--no-prefetch", action="store_true", help="deepum without correlation prefetch")
     parser.add_argument("--no-pre-evict", action="store_true", help="deepum without pre-eviction")
+    parser.add_argument("--offload", choices=list(peer_methods.OFFLOAD_CHOICES), default="auto",
+                        help="cpu_offload's implementation: torchao's CPUOffloadOptimizer, FSDP, or auto "
+                             "(torchao where importable; default)")
     workloads.add_arguments(parser)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=5, help="steps left out of the per-step figures")
@@ -99,6 +108,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--steps must be at least 1, got {args.steps}")
     if not 0 <= args.warmup < args.steps:
         parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    if args.offload != "auto" and args.mode != "cpu_offload":
+        parser.error(f"--offload applies to mode cpu_offload, not {args.mode}")
     if args.record is not None and BY_NAME[args.mode].runtime == "none":
         parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
     if args.capacity is not None:
@@ -224,18 +235,19 @@ class OffloadCounter:
 
 
 def train(torch, args, workload, device: str) -> dict:
-    """Runs args.steps steps on `device` ("cuda", or "cpu" for tests); returns step times, losses
-    and (save_on_cpu) the bytes offloaded per step."""
+    """Runs args.steps steps on `device` ("cuda", or "cpu" for tests), set up for args.mode by
+    bench/peer_methods.py; returns step times, losses, (save_on_cpu) the bytes offloaded per step,
+    the memory method and the trained parameters' digest."""
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    model = workload.model
-    optimizer = workload.make_optimizer(torch, model)
+    training = peer_methods.prepare(torch, args.mode, workload, device, args.offload)
+    model, optimizer = training.model, training.optimizer
     offload = OffloadCounter(torch) if args.mode == "save_on_cpu" else None
     step_s, losses = [], []
     for step in range(args.steps):
         batch = tuple(t.to(device) for t in workload.make_batch(step))
         synchronize()
         start = time.perf_counter()
-        optimizer.zero_grad(set_to_none=False)
+        optimizer.zero_grad(set_to_none=training.zero_grad_to_none)
         if offload is None:
             loss = workload.loss_fn(model, batch)
         else:
@@ -248,8 +260,12 @@ def train(torch, args, workload, device: str) -> dict:
         losses.append(loss.item())
         deepum.mark_iteration()
         print(f"step {step} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
+    with training.digest_scope():
+        digest = parameter_digest(workload.model)
+    training.close()
     return {"step_s": step_s, "losses": losses,
-            "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None}
+            "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None,
+            "memory_method": training.method, "parameter_sha256": digest}
 
 
 def main(argv=None) -> int:
@@ -275,8 +291,8 @@ def main(argv=None) -> int:
             **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
                            stats.get("capacity_bytes")),
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
-            "precision": args.precision,
-            "parameter_sha256": parameter_digest(workload.model),
+            "memory_method": run["memory_method"], "precision": args.precision,
+            "parameter_sha256": run["parameter_sha256"],
             "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -285,6 +301,7 @@ def main(argv=None) -> int:
         }
         if runtime_mode == "none":
             record["footprint_bytes"] = record["peak_resident_bytes"] = torch.cuda.max_memory_reserved()
+            record["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
         else:
             record.setdefault("footprint_bytes", None)
             record["peak_resident_bytes"] = stats.get("peak_resident_bytes")

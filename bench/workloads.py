@@ -83,7 +83,9 @@ MASK_TOKEN = 103
 class Workload:
     """A model ready to train. make_batch(step) -> tuple of CPU tensors; loss_fn(model, batch) ->
     scalar loss tensor; make_optimizer(torch, model) -> a torch optimizer; info: the sizes and
-    implementation details recorded with the results."""
+    implementation details recorded with the results; blocks: the model's repeated units in forward
+    order (transformer layers, ResNet bottlenecks, DLRM's two MLPs), which activation checkpointing
+    recomputes and FSDP wraps one by one (bench/peer_methods.py)."""
 
     model: object
     make_batch: Callable[[int], tuple]
@@ -91,6 +93,7 @@ class Workload:
     make_optimizer: Callable[[object, object], object]
     batch: int
     info: dict
+    blocks: list
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -309,7 +312,7 @@ def _build_gpt2(torch, s: dict, seed: int) -> Workload:
         logits = model(tokens[:, :-1])
         return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).float(), tokens[:, 1:].reshape(-1))
 
-    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, s["batch"], dict(s))
+    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, s["batch"], dict(s), list(model.blocks))
 
 
 def bert_model(torch, layers: int, hidden: int, heads: int, vocab: int, seq: int):
@@ -375,7 +378,7 @@ def _build_bert(torch, s: dict, seed: int) -> Workload:
         return torch.nn.functional.cross_entropy(logits.reshape(-1, vocab).float(), labels.reshape(-1))
 
     info = dict(s, masked_per_sequence=masked)
-    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, batch, info)
+    return Workload(model, _batches(torch, seed, make), loss_fn, _adam, batch, info, list(model.layers))
 
 
 RESNET152_BLOCKS = (3, 8, 36, 3)
@@ -469,8 +472,9 @@ def _build_resnet152(torch, s: dict, seed: int) -> Workload:
     def sgd(torch, model):
         return torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, foreach=True)
 
+    bottlenecks = [block for stage in (model.layer1, model.layer2, model.layer3, model.layer4) for block in stage]
     return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"],
-                    dict(s, implementation=implementation))
+                    dict(s, implementation=implementation), bottlenecks)
 
 
 def dlrm_model(torch, tables: int, rows: int, dim: int, dense_features: int, bottom: list[int], top: list[int]):
@@ -525,7 +529,7 @@ def _build_dlrm(torch, s: dict, seed: int) -> Workload:
     def sgd(torch, model):  # sparse gradients: only the looked-up rows are updated
         return torch.optim.SGD(model.parameters(), lr=0.01, foreach=False)
 
-    return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"], dict(s))
+    return Workload(model, _batches(torch, seed, make), loss_fn, sgd, s["batch"], dict(s), [model.bottom, model.top])
 
 
 _BUILDERS = {"gpt2": _build_gpt2, "moe": _build_gpt2, "bert": _build_bert, "resnet152": _build_resnet152, "dlrm": _build_dlrm}

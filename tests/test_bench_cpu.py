@@ -42,7 +42,9 @@ TINY = {
 def test_mode_registry_lists():
     assert modes.SWEEP_MODES == ("none", "save_on_cpu", "um", "advise", "deepum", "deepum-no-pre-evict",
                                  "deepum-no-invalidate", "deepum-lru")
-    assert modes.UNBUDGETED_MODES == ("none", "save_on_cpu")
+    assert modes.UNBUDGETED_MODES == ("none", "save_on_cpu", "checkpoint", "cpu_offload")
+    assert modes.PEER_MODES == ("save_on_cpu", "checkpoint", "cpu_offload")
+    assert all(modes.BY_NAME[name].runtime == "none" for name in modes.PEER_MODES)
     assert {"deepum-lru", "deepum-faults"} <= set(modes.BUDGETED_MODES)
     assert set(modes.GPU_MODES) == set(modes.UNBUDGETED_MODES) | set(modes.BUDGETED_MODES)
     assert "oracle" in modes.SIMULATED_MODES and "oracle" not in modes.GPU_MODES
