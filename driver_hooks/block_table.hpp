@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "state_io.hpp"
+
 namespace deepum {
 
 // Sizes of the tables and the window. No defaults here: DeepUMConfig (deepum/config.py) defines them,
@@ -75,6 +77,15 @@ class SetOffsets {
       ++size_;
     }
     return offsets_[slot];
+  }
+
+  // (set index, offset) of every set, by set index.
+  std::vector<std::pair<uint64_t, size_t>> sorted() const {
+    std::vector<std::pair<uint64_t, size_t>> out;
+    for (size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i] != kEmpty) out.emplace_back(keys_[i], offsets_[i]);
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
  private:
@@ -252,6 +263,41 @@ class BlockTable {
       for (size_t i = 0; i < count; ++i) visit(next[i]);
       ++walked;
     }
+  }
+
+  // The learned state (state_io.hpp): the start row, the end block, then every way by set index,
+  // most recently learned first, each with its successors, most recent first.
+  void save(StateWriter& w) const {
+    w.word(start_count_);
+    for (size_t i = 0; i < start_count_; ++i) w.signed_word(start_[i]);
+    w.signed_word(end_);
+    w.word(ways_used_);
+    for (const auto& [set, offset] : set_offsets_.sorted()) {
+      const int64_t* ways = cells_.data() + offset + 1;
+      for (int64_t i = 0; i < cells_[offset]; ++i, ways += way_cells_) {
+        w.signed_word(ways[0]);
+        w.word(uint64_t(ways[1]));
+        for (int64_t k = 0; k < ways[1]; ++k) w.signed_word(ways[2 + k]);
+      }
+    }
+  }
+  // Into an empty table: relearned oldest first, so that every list keeps its order.
+  void load(StateReader& r) {
+    std::vector<int64_t> starts(r.count(successors_, 1, "start blocks"));
+    for (int64_t& b : starts) b = r.block();
+    const int64_t end = r.signed_word();
+    if (end < kNoBlock) StateReader::fail("an end block is negative");
+    std::vector<std::pair<int64_t, std::vector<int64_t>>> ways(r.count(uint64_t(rows_) * ways_, 2, "ways"));
+    for (auto& [tag, successors] : ways) {
+      tag = r.block();
+      successors.resize(r.count(successors_, 1, "successors"));
+      if (successors.empty()) StateReader::fail("a way has no successor");
+      for (int64_t& b : successors) b = r.block();
+    }
+    for (auto it = starts.rbegin(); it != starts.rend(); ++it) learn_start(*it);
+    for (auto way = ways.rbegin(); way != ways.rend(); ++way)
+      for (auto it = way->second.rbegin(); it != way->second.rend(); ++it) learn_successor(way->first, *it);
+    set_end(end);
   }
 
   size_t bytes() const {

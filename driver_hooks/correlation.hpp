@@ -68,7 +68,7 @@ class CorrelationTables {
 
   // A kernel launched: ends learning of the previous one and records the transition.
   void on_kernel(uint64_t exec_id) {
-    if (ExecState* previous = newest_) {
+    if (ExecState* previous = running_) {
       const size_t before = previous->entry_bytes() + previous->blocks.bytes();
       if (last_fault_ != kNoBlock) previous->blocks.set_end(last_fault_);
       learn_record(*previous, exec_id);
@@ -82,8 +82,8 @@ class CorrelationTables {
 
   // The running kernel faulted on `block` (a repeat of its previous fault is ignored).
   void on_fault(int64_t block) {
-    if (!newest_ || block == last_fault_) return;
-    BlockTable& table = newest_->blocks;
+    if (!running_ || block == last_fault_) return;
+    BlockTable& table = running_->blocks;
     const size_t before = table.bytes();
     learn_fault(table, last_fault_, block);
     bytes_ += table.bytes() - before;
@@ -145,6 +145,46 @@ class CorrelationTables {
   const Context& history() const { return history_; }  // last launches, the running one last
   size_t bytes() const { return bytes_; }
 
+  // The learned state (state_io.hpp): every tracked exec ID, least recently launched first, with its
+  // records (most recently used first) and its UM-block table. Not the launch history: a run that
+  // loads it starts with none.
+  void save(StateWriter& w) const {
+    w.word(states_.size());
+    for (const ExecState* s = oldest_; s; s = s->newer) {
+      w.word(s->exec_id);
+      w.word(s->record_count);
+      for (size_t i = 0; i < s->record_count; ++i) {
+        for (uint64_t id : s->records[i].history) w.word(id);
+        w.word(s->records[i].next);
+      }
+      s->blocks.save(w);
+    }
+  }
+  // Into tables that have seen no launch.
+  void load(StateReader& r) {
+    if (!states_.empty()) throw std::logic_error("a learned state loads into empty tables");
+    const size_t n = r.count(config_.exec_ids, 4, "exec IDs");
+    for (size_t k = 0; k < n; ++k) {
+      const uint64_t exec_id = r.word();
+      if (states_.count(exec_id)) StateReader::fail("an exec ID appears twice");
+      track(exec_id);
+      ExecState& s = *newest_;
+      s.record_count = r.count(config_.exec_records, 4, "records");
+      if (s.record_count) s.records.resize(config_.exec_records);
+      for (size_t i = 0; i < s.record_count; ++i) {
+        for (uint64_t& id : s.records[i].history) id = r.word();
+        s.records[i].next = r.word();
+      }
+      s.blocks.load(r);
+      bytes_ += s.entry_bytes() + s.blocks.bytes();
+    }
+    running_ = nullptr;
+  }
+  template <class F>
+  void for_each_exec_id(F f) const {
+    for (const ExecState* s = oldest_; s; s = s->newer) f(s->exec_id);
+  }
+
  private:
   // One fault's lesson: the first block of a launch starts the chain, later ones succeed `previous`.
   static void learn_fault(BlockTable& table, int64_t previous, int64_t block) {
@@ -168,6 +208,7 @@ class CorrelationTables {
   void track(uint64_t exec_id) {
     const auto [it, inserted] = states_.try_emplace(exec_id, exec_id, config_);
     ExecState* state = &it->second;
+    running_ = state;
     if (state == newest_) return;
     if (!inserted) unlink(state);
     state->older = newest_;
@@ -190,7 +231,8 @@ class CorrelationTables {
   CorrelationConfig config_;
   std::unordered_map<uint64_t, ExecState> states_;  // node-based: ExecState addresses stay put
   ExecState* oldest_ = nullptr;                     // least recently launched
-  ExecState* newest_ = nullptr;                     // the running kernel's
+  ExecState* newest_ = nullptr;                     // most recently launched (or loaded)
+  ExecState* running_ = nullptr;                    // the running kernel's (none before the first launch)
   Context history_;
   int64_t last_fault_ = kNoBlock;  // of the running kernel
   size_t bytes_ = 0;

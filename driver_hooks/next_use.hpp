@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "replacement.hpp"
+#include "state_io.hpp"
 
 namespace deepum {
 
@@ -95,6 +96,64 @@ class NextUseEviction {
   // The launch at which `block` is foreseen to be used next, seen from `launch`.
   uint64_t foresee(int64_t block, uint64_t launch) const {
     return size_t(block) < blocks_.size() ? foresee(blocks_[block], launch) : kUnforeseen;
+  }
+
+  // The learned state (state_io.hpp): the remembered iterations, oldest first, each with its length,
+  // the exec IDs of its launches and, for each block it used (by UM number, `number(block)`,
+  // ascending), the positions of its uses.
+  template <class Number>
+  void save(StateWriter& w, Number number) const {
+    const uint64_t first = iterations_ - std::min<uint64_t>(iterations_, history_.size());
+    w.word(iterations_ - first);
+    std::vector<std::pair<int64_t, const std::vector<uint32_t>*>> used;
+    for (uint64_t i = first; i < iterations_; ++i) {
+      const Past& past = history_[slot(i)];
+      w.word(past.length);
+      w.word(past.execs.size());
+      for (uint64_t id : past.execs) w.word(id);
+      used.clear();
+      for (size_t block = 0; block < blocks_.size(); ++block) {
+        const std::vector<uint32_t>& positions = uses_in(blocks_[block], i);
+        if (!positions.empty()) used.emplace_back(number(int64_t(block)), &positions);
+      }
+      std::sort(used.begin(), used.end());
+      w.word(used.size());
+      for (const auto& [n, positions] : used) {
+        w.signed_word(n);
+        w.word(positions->size());
+        for (uint32_t p : *positions) w.word(p);
+      }
+    }
+  }
+  // Into a rule that has seen no launch; `dense(number)` gives a UM block's index.
+  template <class Dense>
+  void load(StateReader& r, Dense dense) {
+    if (iterations_ != 0 || !execs_.empty()) throw std::logic_error("a learned state loads into a fresh rule");
+    const size_t n = r.count(history_.size(), 3, "remembered iterations");
+    for (uint64_t i = 0; i < n; ++i) {
+      Past& past = history_[slot(i)];
+      past.length = r.word();
+      past.execs.resize(r.count(UINT64_MAX, 1, "launches"));
+      for (uint64_t& id : past.execs) id = r.word();
+      const size_t used = r.count(UINT64_MAX, 3, "blocks");
+      for (size_t k = 0; k < used; ++k) {
+        Block& b = at(dense(r.block()));
+        if (b.past.empty()) b.past.resize(history_.size());
+        Uses& uses = b.past[slot(i)];
+        if (uses.iteration == i) StateReader::fail("a block appears twice in one iteration");
+        uses.iteration = i;
+        uses.positions.resize(r.count(UINT64_MAX, 1, "uses"));
+        for (size_t u = 0; u < uses.positions.size(); ++u) {
+          const uint64_t position = r.word();
+          if (position >= past.length || position > UINT32_MAX || (u > 0 && position <= uses.positions[u - 1]))
+            StateReader::fail("a block's uses are not ascending within its iteration");
+          uses.positions[u] = uint32_t(position);
+        }
+      }
+    }
+    iterations_ = n;
+    for (uint64_t i = n; i-- > 0;) matching_.push_back(i);
+    foreseen_from_ = n ? n - 1 : 0;
   }
 
   // The resident block foreseen last (ties: the least recently arrived) among those `may_go`
@@ -216,6 +275,7 @@ class NextUseReplacement : public Replacement {
   void launch(uint64_t launch, uint64_t exec_id) override { rule_.launch(launch, exec_id); }
   void use(Block b, uint64_t launch, bool resident) override { rule_.use(b, launch, resident); }
   void arrive(Block b, uint64_t launch) override { rule_.arrive(b, launch); }
+  NextUseEviction& rule() { return rule_; }
   Block victim(uint64_t launch, const Candidates& c, uint64_t need_at) override {
     const int64_t chosen = rule_.victim(
         launch, [&c](int64_t b) { return c.resident(Block(b)); }, [&c](int64_t b) { return c.may_go(Block(b)); },

@@ -17,11 +17,20 @@
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
 //   replacement rule where a slot is still lacking.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
+//
+// A warm start (deepum): save_state() gives what the policy has learned (the correlation tables and
+// the remembered iterations of next-use eviction and the schedule, state_io.hpp's layout) and
+// load_state() gives it to a policy before its first launch. The loaded state is on trial: the
+// policy is under pressure from the first launch (the run that learned it was), and at the end of
+// the first iteration the exec IDs launched so far are compared with the state's; unless at least
+// kWarmStartOverlap of them are known, the state is forgotten and the policy learns afresh.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <unordered_set>
 #include <vector>
 
 #include "block_list.hpp"
@@ -30,12 +39,25 @@
 #include "prefetcher.hpp"
 #include "replacement.hpp"
 #include "schedule.hpp"
+#include "state_io.hpp"
 
 namespace deepum {
 
 // Launches after which, with no iteration mark (inference, a custom optimizer), the replacement rule
 // starts a new iteration of its own: its history of uses stays bounded.
 constexpr uint64_t kLongestIteration = uint64_t(1) << 16;
+
+// Share of the distinct exec IDs launched in the first iteration that a loaded state must know.
+constexpr double kWarmStartOverlap = 0.5;
+
+// A loaded state's trial: none loaded, on trial, kept, forgotten.
+enum class WarmStart : uint8_t { kCold, kOnTrial, kKept, kForgotten };
+
+struct WarmStartStatus {
+  WarmStart state = WarmStart::kCold;
+  uint64_t launched = 0;  // distinct exec IDs launched while on trial
+  uint64_t known = 0;     // of those, exec IDs the state knows
+};
 
 // What the policy asks of the memory behind the blocks (the engine's memory map, the simulator's
 // record of allocations).
@@ -80,12 +102,7 @@ class Policy {
     const bool deepum = options_.mode == Mode::kDeepUM;
     if (options_.mode == Mode::kOracle && (!prefetcher_ || !replacement_))
       throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
-    if (deepum && !prefetcher_) prefetcher_ = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
-    if (deepum && options_.pre_evict && options_.eviction == Eviction::kNextUse && !replacement_)
-      replacement_ = std::make_unique<NextUseReplacement>(options_.foresight_iterations);
-    if (deepum && options_.schedule)
-      schedule_ = std::make_unique<Schedule>(capacity_, options_.schedule_ahead, options_.schedule_accesses,
-                                             options_.foresight_iterations, index_);
+    if (deepum) learn_afresh();
   }
 
   // The dense index of UM block `number` (numbered when new).
@@ -100,7 +117,12 @@ class Policy {
   const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count) {
     plan_.moves.clear();
     launch_ += 1;
-    if ((replacement_ || schedule_) && launch_ - foresight_start_ >= kLongestIteration) start_foresight(launch_);
+    const bool on_trial = warm_.state == WarmStart::kOnTrial;
+    if ((replacement_ || schedule_ || on_trial) && launch_ - foresight_start_ >= kLongestIteration) start_foresight(launch_);
+    if (on_trial && warm_launched_.insert(exec_id).second) {
+      warm_.launched += 1;
+      warm_.known += warm_known_.count(exec_id);
+    }
     if (replacement_) replacement_->launch(launch_, exec_id);
     Schedule::Step step{};
     const bool scheduled = schedule_ && schedule_->launch(exec_id, blocks, count, resident_, step);
@@ -121,7 +143,8 @@ class Policy {
       make_resident(b);
       plan_.moves.push_back({Move::kDemand, b, 0});
     }
-    const bool pressure = options_.mode == Mode::kOracle || touched_ > capacity_;
+    const bool pressure = options_.mode == Mode::kOracle || touched_ > capacity_ || warm_.state == WarmStart::kOnTrial ||
+                          warm_.state == WarmStart::kKept;
     predicted_ = prefetcher_ && pressure;
     if (predicted_) predict(exec_id, blocks, count);
     const bool prefetching = predicted_ && (options_.mode == Mode::kOracle || options_.prefetch);
@@ -176,7 +199,91 @@ class Policy {
   uint64_t kernel_misses() const { return prefetcher_ ? prefetcher_->kernel_misses() : 0; }
   size_t table_bytes() const { return prefetcher_ ? prefetcher_->table_bytes() : 0; }
 
+  // What deepum has learned, in state_io.hpp's layout (docs/warm-start.md).
+  std::vector<uint8_t> save_state() const {
+    check_learns();
+    StateWriter w;
+    w.word(kStateVersion);
+    for (uint64_t word : settings()) w.word(word);
+    correlation_->tables().save(w);
+    if (next_use_) next_use_->rule().save(w, [this](int64_t b) { return number(Block(b)); });
+    if (schedule_) schedule_->save(w);
+    return w.take();
+  }
+
+  // Loads save_state()'s bytes before the first launch; std::invalid_argument (one line) for a state
+  // that is corrupt, of another version or saved under other settings, and nothing is loaded.
+  void load_state(const uint8_t* data, size_t size) {
+    check_learns();
+    if (launch_ != 0 || warm_.state != WarmStart::kCold)
+      throw std::logic_error("a learned state loads once, before the first launch");
+    try {
+      StateReader r(data, size);
+      r.expect(kStateVersion, "format version");
+      const char* names[] = {"exec_ids", "exec_records", "block_rows", "block_ways", "block_successors",
+                             "foresight_iterations", "eviction", "schedule", "schedule_accesses"};
+      const auto words = settings();
+      for (size_t i = 0; i < words.size(); ++i) r.expect(words[i], names[i]);
+      correlation_->tables().load(r);
+      const auto dense = [this](int64_t n) { return block(n); };
+      if (next_use_) next_use_->rule().load(r, dense);
+      if (schedule_) schedule_->load(r, dense);
+      r.finish();
+    } catch (...) {
+      learn_afresh();
+      throw;
+    }
+    correlation_->tables().for_each_exec_id([this](uint64_t id) { warm_known_.insert(id); });
+    warm_.state = WarmStart::kOnTrial;
+  }
+
+  const WarmStartStatus& warm_start() const { return warm_; }
+
  private:
+  // deepum's learners, empty: the correlation prefetcher, next-use eviction (with pre-eviction) and
+  // the schedule (when switched on).
+  void learn_afresh() {
+    auto correlation = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
+    correlation_ = correlation.get();
+    prefetcher_ = std::move(correlation);
+    if (options_.pre_evict && options_.eviction == Eviction::kNextUse) {
+      auto next_use = std::make_unique<NextUseReplacement>(options_.foresight_iterations);
+      next_use_ = next_use.get();
+      replacement_ = std::move(next_use);
+    }
+    if (options_.schedule)
+      schedule_ = std::make_unique<Schedule>(capacity_, options_.schedule_ahead, options_.schedule_accesses,
+                                             options_.foresight_iterations, index_);
+  }
+
+  void check_learns() const {
+    if (options_.mode != Mode::kDeepUM) throw std::logic_error("only the deepum policy learns a state");
+  }
+
+  // The settings a saved state's shape depends on; a state loads only under the same.
+  std::array<uint64_t, 9> settings() const {
+    const CorrelationConfig& t = options_.tables;
+    return {t.exec_ids, t.exec_records, t.block_rows, t.block_ways, t.block_successors, options_.foresight_iterations,
+            next_use_ != nullptr, schedule_ != nullptr, options_.schedule ? options_.schedule_accesses : 0};
+  }
+
+  // The end of the first iteration on trial: the state is kept if it knows enough of the exec IDs
+  // launched, else forgotten (the policy learns afresh; resident blocks stay, known to the new rule).
+  void judge_warm_start() {
+    if (warm_.launched == 0) return;
+    const bool kept = double(warm_.known) >= kWarmStartOverlap * double(warm_.launched);
+    warm_.state = kept ? WarmStart::kKept : WarmStart::kForgotten;
+    warm_launched_ = {};
+    warm_known_ = {};
+    if (kept) return;
+    learn_afresh();
+    window_.clear();
+    std::fill(protect_.begin(), protect_.end(), 0);
+    issued_ = 0;
+    if (next_use_)
+      for (Block b = migrated_.head(); b != kNone; b = migrated_.next(b)) next_use_->arrive(b, launch_);
+  }
+
   void ensure(Block b) {
     if (size_t(b) < resident_.size()) return;
     const size_t n = std::max(size_t(b) + 1, resident_.size() * 2);
@@ -207,6 +314,7 @@ class Policy {
 
   // The replacement rule and the schedule start an iteration at launch `first`.
   void start_foresight(uint64_t first) {
+    if (warm_.state == WarmStart::kOnTrial) judge_warm_start();
     if (replacement_) replacement_->start_iteration(first);
     if (schedule_) schedule_->start_iteration();
     foresight_start_ = first;
@@ -313,6 +421,11 @@ class Policy {
   std::unique_ptr<Prefetcher> prefetcher_;      // null: nothing is predicted (um, advise)
   std::unique_ptr<Replacement> replacement_;    // deepum with pre-eviction, oracle; null: LRU
   std::unique_ptr<Schedule> schedule_;          // deepum with schedule; null: the window alone
+  CorrelationPrefetcher* correlation_ = nullptr;  // deepum: prefetcher_
+  NextUseReplacement* next_use_ = nullptr;        // deepum with next-use eviction: replacement_
+  WarmStartStatus warm_;
+  std::unordered_set<uint64_t> warm_known_;     // on trial: the exec IDs the loaded state knows
+  std::unordered_set<uint64_t> warm_launched_;  // on trial: the distinct exec IDs launched
   BlockList migrated_;                          // resident blocks, least recently migrated first
   LruEviction lru_;                             // over migrated_
   std::vector<uint8_t> resident_;

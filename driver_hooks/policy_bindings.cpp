@@ -10,6 +10,7 @@
 
 #include "options_binding.hpp"
 #include "policy.hpp"
+#include "state_binding.hpp"
 
 namespace py = pybind11;
 using namespace deepum;
@@ -60,6 +61,8 @@ class PolicyUnderTest {
   int64_t next_iteration() { return policy_.next_iteration(); }
   void release(int64_t number) { policy_.release(policy_.block(number)); }
   bool resident(int64_t number) { return policy_.resident(policy_.block(number)); }
+  py::bytes save_state() const { return state_bytes(policy_.save_state()); }
+  void load_state(const py::bytes& data) { load_state_bytes(policy_, data); }
   const Policy& policy() const { return policy_; }
 
  private:
@@ -83,6 +86,10 @@ void bind_policy(py::module_& m) {
       .def("next_iteration", &PolicyUnderTest::next_iteration)
       .def("release", &PolicyUnderTest::release, py::arg("block"))
       .def("resident", &PolicyUnderTest::resident, py::arg("block"))
+      .def("save_state", &PolicyUnderTest::save_state, "What the policy has learned (docs/warm-start.md), as bytes.")
+      .def("load_state", &PolicyUnderTest::load_state, py::arg("data"),
+           "Loads save_state()'s bytes before the first launch; ValueError (one line) for a bad state.")
+      .def_property_readonly("warm_start", [](const PolicyUnderTest& p) { return warm_start_dict(p.policy().warm_start()); })
       .def_property_readonly("resident_blocks", [](const PolicyUnderTest& p) { return p.policy().resident_blocks(); })
       .def_property_readonly("peak_resident_blocks", [](const PolicyUnderTest& p) { return p.policy().peak_resident_blocks(); })
       .def_property_readonly("kernel_hits", [](const PolicyUnderTest& p) { return p.policy().kernel_hits(); })

@@ -57,6 +57,7 @@ class Predictor {
   uint64_t kernel_hits() const { return kernel_hits_; }      // launches that matched window()[1] of the previous launch
   uint64_t kernel_misses() const { return kernel_misses_; }  // launches that did not, where window()[1] existed
   size_t table_bytes() const { return tables_.bytes(); }     // bytes the tables hold now
+  CorrelationTables& tables() { return tables_; }           // what it has learned (a warm start saves them)
 
   // UM blocks predicted now for one launch of `exec_id`, in chain-walk order.
   std::vector<int64_t> predict_blocks(uint64_t exec_id) {

@@ -52,6 +52,7 @@ class CorrelationPrefetcher : public Prefetcher {
   uint64_t kernel_hits() const override { return predictor_.kernel_hits(); }
   uint64_t kernel_misses() const override { return predictor_.kernel_misses(); }
   size_t table_bytes() const override { return predictor_.table_bytes(); }
+  CorrelationTables& tables() { return predictor_.tables(); }
 
  private:
   Predictor predictor_;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "block_list.hpp"
+#include "state_io.hpp"
 
 namespace deepum {
 
@@ -77,6 +78,37 @@ class Schedule {
     position_ = 0;
     plan_ = nullptr;  // it may have left history_
     following_ = false;
+  }
+
+  // The learned state (state_io.hpp): the remembered iterations, oldest first, each as its launches
+  // (none: not recorded), each launch's exec ID and its blocks by UM number, in launch order.
+  void save(StateWriter& w) const {
+    w.word(history_.size());
+    for (const Iteration& it : history_) {
+      w.word(it.launches());
+      for (size_t p = 0; p < it.launches(); ++p) {
+        w.word(it.execs[p]);
+        w.word(it.offsets[p + 1] - it.offsets[p]);
+        for (size_t k = it.offsets[p]; k < it.offsets[p + 1]; ++k) w.signed_word(index_.number(it.blocks[k]));
+      }
+    }
+  }
+  // Into a schedule that has seen no launch; `dense(number)` gives a UM block's index.
+  template <class Dense>
+  void load(StateReader& r, Dense dense) {
+    if (!history_.empty() || position_ != 0) throw std::logic_error("a learned state loads into a fresh schedule");
+    const size_t n = r.count(remembered_, 1, "remembered iterations");
+    for (size_t i = 0; i < n; ++i) {
+      Iteration it;
+      const size_t launches = r.count(UINT64_MAX, 2, "launches");
+      for (size_t p = 0; p < launches; ++p) {
+        it.execs.push_back(r.word());
+        const size_t count = r.count(max_accesses_ - it.blocks.size(), 1, "block uses");
+        for (size_t k = 0; k < count; ++k) it.blocks.push_back(dense(r.block()));
+        it.offsets.push_back(it.blocks.size());
+      }
+      history_.push_back(std::move(it));
+    }
   }
 
  private:

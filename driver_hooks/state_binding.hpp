@@ -1,0 +1,32 @@
+// The learned state across the Python boundary (policy_bindings.cpp, uvm_model_bindings.cpp,
+// online_bindings.cpp): bytes in and out, and a warm start's trial as a dict.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "policy.hpp"
+
+namespace deepum {
+
+inline pybind11::bytes state_bytes(const std::vector<uint8_t>& state) {
+  return pybind11::bytes(reinterpret_cast<const char*>(state.data()), state.size());
+}
+
+inline void load_state_bytes(Policy& policy, const pybind11::bytes& data) {
+  const std::string_view view = data;
+  policy.load_state(reinterpret_cast<const uint8_t*>(view.data()), view.size());
+}
+
+// {"state": "cold" | "on_trial" | "kept" | "forgotten", "launched": ..., "known": ...}
+inline pybind11::dict warm_start_dict(const WarmStartStatus& w) {
+  static const char* names[] = {"cold", "on_trial", "kept", "forgotten"};
+  pybind11::dict out;
+  out["state"] = names[int(w.state)];
+  out["launched"] = w.launched;
+  out["known"] = w.known;
+  return out;
+}
+
+}  // namespace deepum
