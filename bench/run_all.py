@@ -53,13 +53,13 @@ against that run's timeout)."""
 PREBUILD_TIMEOUT_S = 900
 
 
-def _list(text: str) -> list[str]:
+def split_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
 def _fractions(text: str) -> list[float]:
     try:
-        values = [float(item) for item in _list(text)]
+        values = [float(item) for item in split_list(text)]
     except ValueError:
         values = []
     if not values or any(not 0 < v <= 1 for v in values):
@@ -96,7 +96,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, checked: unknown workloads or modes, bad sizes and step counts exit with status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.workloads, args.modes = _list(args.workloads), _list(args.modes)
+    args.workloads, args.modes = split_list(args.workloads), split_list(args.modes)
     for kind, given, known in (("workload", args.workloads, workloads.WORKLOADS), ("mode", args.modes, GPU_MODES)):
         unknown = [item for item in given if item not in known]
         if unknown or not given:
@@ -107,14 +107,21 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--ablation-budgets {args.ablation_budgets} must be among --budgets {args.budgets}")
     if not 0 <= args.dirty_fraction <= 1:
         parser.error(f"--dirty-fraction must be in [0, 1], got {args.dirty_fraction}")
+    args.sizes = workload_sizes(parser, args.workloads, args.size)
+    return args
+
+
+def workload_sizes(parser: argparse.ArgumentParser, names: list[str], size_items: list[str]) -> dict[str, list[str]]:
+    """train.py sizing flags per workload: its SWEEP_SIZES entry unless a WORKLOAD=FLAGS item of
+    --size replaces it; bad items exit with status 2."""
     sizes = dict(SWEEP_SIZES)
-    for item in args.size:
+    for item in size_items:
         name, sep, flags = item.partition("=")
         if not sep or name not in workloads.WORKLOADS:
             parser.error(f"--size wants WORKLOAD=FLAGS with a known workload, got {item!r}")
         sizes[name] = flags
-    args.sizes = {}
-    for name in args.workloads:
+    checked = {}
+    for name in names:
         flags = shlex.split(sizes.get(name, ""))
         check = argparse.ArgumentParser(add_help=False)
         workloads.add_arguments(check)
@@ -125,8 +132,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             workloads.sizes(known)
         except ValueError as exc:
             parser.error(f"--size for {name}: {exc}")
-        args.sizes[name] = flags
-    return args
+        checked[name] = flags
+    return checked
 
 
 def run_name(workload: str, mode: str, budget: float | None) -> str:
@@ -134,11 +141,13 @@ def run_name(workload: str, mode: str, budget: float | None) -> str:
     return f"{workload}_{mode}_{'full' if budget is None else f'b{budget:.2f}'}"
 
 
-def train_command(args, workload: str, mode: str, output: Path, capacity: int | str | None) -> list[str]:
+def train_command(args, workload: str, mode: str, output: Path, capacity: int | str | None,
+                  reference: Path | None) -> list[str]:
+    """bench/train.py's command line for one run at args.steps, args.warmup and args.sizes; reference:
+    the workload's mode-none record (train.py --reference), or None."""
     command = [sys.executable, str(HERE / "train.py"), "--workload", workload, "--mode", mode, "-o", str(output),
                "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
-    reference = in_memory_reference(args, workload)
-    if mode != "none" and reference is not None:
+    if reference is not None:
         command += ["--reference", str(reference)]
     return command + (["--capacity", str(capacity)] if capacity is not None else [])
 
@@ -154,17 +163,25 @@ def in_memory_reference(args, workload: str) -> Path | None:
 
 
 def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None) -> dict:
-    """Runs bench/train.py once (or reuses its record with --resume); returns the record, with
-    status "ok", "failed" or "timeout", the budget and the command. Writes <out>/<name>.json and
-    the run's output to <out>/logs/<name>.log."""
+    """Runs bench/train.py once in the sweep (run_train); the record has the budget."""
     name = run_name(workload, mode, budget)
+    reference = in_memory_reference(args, workload) if mode != "none" else None
+    command = train_command(args, workload, mode, args.out / f"{name}.json", capacity, reference)
+    return run_train(args, name, command, workload, mode, {"budget_fraction": budget})
+
+
+def run_train(args, name: str, command: list[str], workload: str, mode: str, fields: dict) -> dict:
+    """Runs a bench/train.py command writing <args.out>/<name>.json (or, with args.resume, reuses a
+    successful record there; with args.dry_run only prints it) under the guard (bench/guard.py) and
+    args.timeout seconds; returns the record with status "ok", "failed" or "timeout", the run's name,
+    command, wall_s (seconds) and `fields`. Writes the record back and the run's output to
+    <args.out>/logs/<name>.log."""
     path = args.out / f"{name}.json"
     if args.resume and path.exists():
         record = json.loads(path.read_text())
         if record.get("status") == "ok":
             print(f"[{name}] kept from an earlier sweep", flush=True)
             return record
-    command = train_command(args, workload, mode, path, capacity)
     print(f"[{name}] {shlex.join(command[1:])}", flush=True)
     if args.dry_run:
         return {"status": "planned", "run": name}
@@ -186,16 +203,15 @@ def run_one(args, workload: str, mode: str, budget: float | None, capacity: int 
         record = {"status": "timeout" if code is None else "failed", "workload": workload, "mode": mode,
                   "returncode": code, "error": "\n".join(tail) or f"no output (exit status {code})"}
         print(f"[{name}] {record['status']} after {wall:.0f} s; see {log}", flush=True)
-    record.update(run=name, budget_fraction=budget, command=shlex.join(command[1:]), wall_s=wall)
+    record.update(run=name, **fields, command=shlex.join(command[1:]), wall_s=wall)
     path.write_text(json.dumps(record, indent=1, default=str))
     return record
 
 
-def skipped(args, workload: str, mode: str, budget: float | None, reason: str) -> dict:
-    name = run_name(workload, mode, budget)
+def skipped(args, name: str, workload: str, mode: str, reason: str, fields: dict) -> dict:
+    """The record of a run that did not start (<args.out>/<name>.json unless args.dry_run), with `fields`."""
     print(f"[{name}] skipped: {reason}", flush=True)
-    record = {"status": "skipped", "run": name, "workload": workload, "mode": mode, "budget_fraction": budget,
-              "error": reason}
+    record = {"status": "skipped", "run": name, "workload": workload, "mode": mode, **fields, "error": reason}
     if not args.dry_run:
         (args.out / f"{name}.json").write_text(json.dumps(record, indent=1))
     return record
@@ -221,7 +237,7 @@ def sweep_workload(args, workload: str) -> None:
     reason = unsafe_reason(records.get("none"))
     if reason:
         for mode in um_modes:
-            skipped(args, workload, mode, None, reason)
+            skipped(args, run_name(workload, mode, None), workload, mode, reason, {"budget_fraction": None})
         return
     probe = run_one(args, workload, PROBE_MODE, None, None)
     footprint = probe.get("footprint_bytes") if probe.get("status") == "ok" else None
@@ -232,7 +248,8 @@ def sweep_workload(args, workload: str) -> None:
             if args.dry_run:
                 run_one(args, workload, mode, budget, f"<{budget:g} x footprint>")
             elif footprint is None:
-                skipped(args, workload, mode, budget, f"no footprint: the unbudgeted {PROBE_MODE} run did not succeed")
+                skipped(args, run_name(workload, mode, budget), workload, mode,
+                        f"no footprint: the unbudgeted {PROBE_MODE} run did not succeed", {"budget_fraction": budget})
             else:
                 run_one(args, workload, mode, budget, max(1, int(budget * footprint)))
 
@@ -250,14 +267,15 @@ def prebuild() -> str | None:
 
 def load_records(folder: Path) -> list[dict]:
     """The records this script wrote into the folder (<name>.json with "run" and "status"), by name;
-    other JSON there (results.json, bench/gpu_check.py's output) is left alone."""
+    other JSON there (results.json, bench/gpu_check.py's output, bench/peers.py's records, which
+    have "peer") is left alone."""
     records = []
     for path in sorted(folder.glob("*.json")):
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError:
             continue
-        if isinstance(data, dict) and "run" in data and "status" in data:
+        if isinstance(data, dict) and "run" in data and "status" in data and "peer" not in data:
             records.append(data)
     return records
 
