@@ -1,0 +1,175 @@
+"""bench/hook_cost.py and bench/no_pressure.py on the CPU: the launch loop and its per-launch figures
+with a stand-in hook, the driver's cases and budget with a stand-in for its processes, the record,
+the no-pressure check with a stand-in for bench/train.py, and argument errors."""
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+_saved_path = list(sys.path)
+sys.path.insert(0, str(BENCH))
+import hook_cost  # noqa: E402
+import no_pressure  # noqa: E402
+import run_all  # noqa: E402
+
+sys.path[:] = _saved_path
+
+
+# --- bench/hook_cost.py ---------------------------------------------------------------------------------
+
+class FakeHook:
+    """A torch whose add counts launches, and the stats a hook costing 250 ns per launch would give."""
+
+    def __init__(self, torch):
+        self.launches, self.marks = 0, 0
+        self.torch = types.SimpleNamespace(ones=torch.ones, add=self.add)
+        self.real_add = torch.add
+
+    def add(self, *args, **kwargs):
+        self.launches += 1
+        return self.real_add(*args, **kwargs)
+
+    def stats(self):
+        return {"launches": self.launches, "hook_ns": 250 * self.launches,
+                "per_iteration": [{"touched_bytes": 4096 * (i + 1)} for i in range(self.marks)]}
+
+    def mark(self):
+        self.marks += 1
+
+
+def test_measure_launches_per_launch_figures():
+    torch = pytest.importorskip("torch")
+    hook = FakeHook(torch)
+    figures = hook_cost.measure_launches(hook.torch, "cpu", launches=30, repeats=3, tensors=4, elements=8,
+                                         stats=hook.stats, mark_iteration=hook.mark)
+    assert hook.launches == 4 * 30 and hook.marks == 4                 # one untimed repeat, three timed
+    assert figures["launches_seen"] == [30, 30, 30]
+    assert figures["hook_ns_per_launch"] == [250, 250, 250] and figures["hook_ns_per_launch_median"] == 250
+    assert len(figures["wall_ns_per_launch"]) == 3 and all(ns > 0 for ns in figures["wall_ns_per_launch"])
+    assert figures["touched_bytes"] == 4 * 4096
+
+
+def test_measure_launches_without_a_hook():
+    torch = pytest.importorskip("torch")
+    figures = hook_cost.measure_launches(torch, "cpu", 10, 2, 2, 4, stats=dict, mark_iteration=lambda: None)
+    assert figures["hook_ns_per_launch"] == [None, None] and figures["hook_ns_per_launch_median"] is None
+    assert figures["launches_seen"] == [0, 0] and figures["touched_bytes"] is None
+
+
+def test_driver_runs_each_case_in_its_process_with_the_budget_from_deepums_touched_bytes(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_run(command, check, env):
+        case, output = command[command.index("--case") + 1], Path(command[command.index("-o") + 1])
+        calls.append((case, command, env))
+        output.write_text(json.dumps({"case": case, "device": "stub", "touched_bytes": 8 << 20,
+                                      "wall_ns_per_launch_median": {"none": 4000}.get(case, 5000),
+                                      "hook_ns_per_launch_median": None if case == "none" else 700}))
+
+    monkeypatch.setattr(hook_cost.subprocess, "run", fake_run)
+    monkeypatch.delenv("DEEPUM_NO_OVERSUBSCRIBE", raising=False)
+    out = tmp_path / "hook_cost.json"
+    assert hook_cost.main(["-o", str(out), "--launches", "100", "--budget-fraction", "0.5"]) == 0
+    assert [case for case, _, _ in calls] == ["none", "um", "deepum", "deepum_budget"]
+    budgeted = calls[-1][1]
+    assert budgeted[budgeted.index("--capacity") + 1] == str(4 << 20)          # half of 8 MiB touched
+    assert all("--capacity" not in command for _, command, _ in calls[:-1])
+    assert all("--launches" in command and "100" in command for _, command, _ in calls)
+    assert all(env["DEEPUM_NO_OVERSUBSCRIBE"] == "1" for _, _, env in calls)
+    record = json.loads(out.read_text())
+    assert record["command"] == f"python3 bench/hook_cost.py -o {out} --launches 100 --budget-fraction 0.5"
+    assert record["device"] == "stub" and record["date"] and record["budget_fraction"] == 0.5
+    assert record["cases"]["none"]["extra_wall_ns_per_launch"] == 0
+    assert record["cases"]["deepum_budget"]["extra_wall_ns_per_launch"] == 1000
+
+
+def test_budget_capacity():
+    assert hook_cost.budget_capacity(1000, 0.75) == 750
+    with pytest.raises(RuntimeError, match="no touched bytes"):
+        hook_cost.budget_capacity(None, 1.0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--launches", "0"], "--launches must be at least 1"),
+    (["--budget-fraction", "1.5"], "--budget-fraction must be in (0, 1]"),
+    (["--case", "deepum_budget"], "--capacity goes with --case deepum_budget"),
+    (["--case", "um", "--capacity", "5"], "--capacity goes with --case deepum_budget"),
+    (["--case", "fast"], "invalid choice"),
+])
+def test_hook_cost_argument_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        hook_cost.parse_args(["-o", "x.json", *argv])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+# --- bench/no_pressure.py -------------------------------------------------------------------------------
+
+STUB = """
+import argparse, json, os, sys
+p = argparse.ArgumentParser()
+for flag in ("--workload", "--mode", "-o", "--steps", "--warmup", "--reference"):
+    p.add_argument(flag)
+a, rest = p.parse_known_args()
+if a.workload == os.environ.get("STUB_FAIL"):
+    sys.exit("broke")
+step = {"gpt2": {"none": 0.100, "deepum": 0.102}, "dlrm": {"none": 0.100, "deepum": 0.110}}[a.workload][a.mode]
+json.dump({"status": "ok", "workload": a.workload, "workload_id": a.workload, "mode": a.mode, "step_s_median": step,
+           "measured_steps": int(a.steps) - int(a.warmup), "parameter_sha256": "same",
+           "hook_s_per_step": 0.001 if a.mode == "deepum" else None, "device": "stub", "argv": sys.argv[1:]},
+          open(a.o, "w"))
+"""
+
+
+@pytest.fixture
+def stub_train(tmp_path, monkeypatch):
+    stub = tmp_path / "stub_train.py"
+    stub.write_text(STUB)
+    real = run_all.train_command
+    monkeypatch.setattr(run_all, "train_command", lambda *a: [sys.executable, str(stub), *real(*a)[2:]])
+    monkeypatch.setattr(run_all, "prebuild", lambda: None)
+    monkeypatch.delenv("STUB_FAIL", raising=False)
+    return stub
+
+
+def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
+    out = tmp_path / "np"
+    assert no_pressure.main(["--out", str(out), "--workloads", "gpt2,dlrm"]) == 0
+    record = json.loads((out / "no_pressure.json").read_text())
+    gpt2, dlrm = record["workloads"]["gpt2"], record["workloads"]["dlrm"]
+    assert gpt2["ratio"] == pytest.approx(1.02) and gpt2["within_tolerance"] is True
+    assert dlrm["ratio"] == pytest.approx(1.10) and dlrm["within_tolerance"] is False
+    assert gpt2["measured_steps"] == 10 and gpt2["deepum_hook_s_per_step"] == 0.001 and gpt2["bitwise_equal"]
+    assert record["all_within_tolerance"] is False and record["tolerance"] == 0.03 and record["device"] == "stub"
+    assert record["command"] == f"python3 bench/no_pressure.py --out {out} --workloads gpt2,dlrm" and record["date"]
+    deepum_run = json.loads((out / "gpt2_deepum_full.json").read_text())
+    assert deepum_run["argv"][deepum_run["argv"].index("--reference") + 1] == str(out / "gpt2_none_full.json")
+    assert "dlrm: deepum / none = 1.100 (NOT within 3%)" in capsys.readouterr().out
+
+
+def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
+    monkeypatch.setenv("STUB_FAIL", "dlrm")
+    assert no_pressure.main(["--out", str(tmp_path), "--workloads", "dlrm", "--tolerance", "0.2"]) == 0
+    record = json.loads((tmp_path / "no_pressure.json").read_text())
+    assert record["workloads"]["dlrm"] == {"status": "incomplete", "none_status": "failed", "deepum_status": "failed",
+                                           "ratio": None, "within_tolerance": False}
+    assert record["all_within_tolerance"] is False
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--steps", "11", "--warmup", "2"], "at least 10 measured steps"),
+    (["--steps", "12", "--warmup", "-1"], "at least 10 measured steps"),
+    (["--tolerance", "-0.1"], "--tolerance must be at least 0"),
+    (["--workloads", "gpt3"], "unknown or no workload"),
+    (["--size", "dlrm=--layers 2"], "--layers not used by workload dlrm"),
+])
+def test_no_pressure_argument_errors(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        no_pressure.parse_args(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
