@@ -7,7 +7,8 @@ stay on the GPU; each parameter of at least its minimal_size elements gets a pin
 workload's optimizer updates on the CPU, then copied back), else FSDP with
 CPUOffload(offload_params=True) on one GPU: a process group of world size 1 (a FileStore in a
 temporary folder), one FSDP unit per block and one at the root, parameters on the host between uses
-and the optimizer stepping the host copies. Neither supports sparse gradients (DLRM's embeddings).
+and the optimizer stepping the host copies. torchao cannot copy sparse gradients (DLRM's embeddings)
+to the host; FSDP's flat parameters are not made for them either.
 
 torch is passed in, never imported here: importing this module needs no torch.
 """
