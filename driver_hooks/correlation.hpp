@@ -169,12 +169,14 @@ class CorrelationTables {
       if (states_.count(exec_id)) StateReader::fail("an exec ID appears twice");
       track(exec_id);
       ExecState& s = *newest_;
-      s.record_count = r.count(config_.exec_records, 4, "records");
-      if (s.record_count) s.records.resize(config_.exec_records);
-      for (size_t i = 0; i < s.record_count; ++i) {
-        for (uint64_t& id : s.records[i].history) id = r.word();
-        s.records[i].next = r.word();
+      std::vector<ExecRecord> records(r.count(config_.exec_records, 4, "records"));
+      for (ExecRecord& record : records) {
+        for (uint64_t& id : record.history) id = r.word();
+        record.next = r.word();
       }
+      if (!records.empty()) s.records.resize(config_.exec_records);
+      for (auto it = records.rbegin(); it != records.rend(); ++it)  // relearned oldest first
+        s.record_count = push_mru(s.records.data(), s.record_count, config_.exec_records, *it);
       s.blocks.load(r);
       bytes_ += s.entry_bytes() + s.blocks.bytes();
     }

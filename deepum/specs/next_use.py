@@ -26,6 +26,8 @@ import bisect
 import dataclasses
 from typing import Callable
 
+from .warm_state import StateReader, StateWriter, fail
+
 UNFORESEEN = 2**64 - 1
 """Foreseen launch of a block that no iteration foreseen from uses."""
 
@@ -107,6 +109,43 @@ class NextUseEviction:
         """The launch at which `block` is foreseen to be used next, seen from `launch`."""
         b = self._blocks.get(block)
         return UNFORESEEN if b is None else self._foresee(b, launch)
+
+    def save(self, w: StateWriter) -> None:
+        """The learned state: the remembered iterations, oldest first, each with its length, the
+        execution IDs of its launches and, for each block it used (ascending), its positions of use."""
+        remembered = sorted(self._history)
+        w.word(len(remembered))
+        for i in remembered:
+            iteration = self._history[i]
+            w.word(iteration.length)
+            w.word(len(iteration.execs))
+            for exec_id in iteration.execs:
+                w.word(exec_id)
+            used = sorted((block, b.uses[i]) for block, b in self._blocks.items() if b.uses.get(i))
+            w.word(len(used))
+            for block, positions in used:
+                w.word(block)
+                w.word(len(positions))
+                for position in positions:
+                    w.word(position)
+
+    def load(self, r: StateReader) -> None:
+        """Into a rule that has seen no launch."""
+        n = r.count(self._remembered, 3, "remembered iterations")
+        for i in range(n):
+            length = r.word()
+            self._history[i] = _Iteration([r.word() for _ in range(r.count(None, 1, "launches"))], length)
+            for _ in range(r.count(None, 3, "blocks")):
+                b = self._blocks.setdefault(r.block(), _Block())
+                if i in b.uses:
+                    fail("a block appears twice in one iteration")
+                positions = [r.word() for _ in range(r.count(None, 1, "uses"))]
+                if any(p >= length or p > 2**32 - 1 for p in positions) or positions != sorted(set(positions)):
+                    fail("a block's uses are not ascending within its iteration")
+                b.uses[i] = positions
+        self._iterations = n
+        self._matching = sorted(self._history, reverse=True)
+        self._foreseen_from = n - 1 if n else None
 
     def victim(self, launch: int, resident: Callable[[int], bool], may_go: Callable[[int], bool],
                dead: Callable[[int], bool], dead_search: int, need_at: int) -> int | None:

@@ -28,6 +28,14 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 
 Replacement rules: "next_use" (deepum.specs.next_use, one dead-block look-ahead) and "lru" (least
 recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes first).
+
+**Warm start** (deepum): ``save_state`` gives what the policy has learned (the correlation tables and
+the remembered iterations of next-use eviction and the schedule, in deepum.specs.warm_state's layout)
+and ``load_state`` gives it to a policy before its first launch. The loaded state is on trial: the
+policy is under pressure from the first launch (the run that learned it was), and at the end of the
+first iteration the distinct execution IDs launched so far are compared with those its tables hold;
+unless at least WARM_START_OVERLAP of them are known, the state is forgotten and the policy learns
+afresh (the resident blocks stay, known to the new replacement rule).
 """
 from __future__ import annotations
 
@@ -38,6 +46,7 @@ from ..config import DeepUMConfig
 from .next_use import NextUseEviction
 from .predictor import Predictor
 from .schedule import Schedule
+from .warm_state import VERSION, StateReader, StateWriter
 
 MODES = ("um", "advise", "deepum")
 """Modes of the policy (the oracle, offline only, is native: it needs the trace's future)."""
@@ -51,6 +60,13 @@ FORESEEN_DEAD_SEARCH = 1
 LONGEST_ITERATION = 1 << 16
 """Launches after which, with no iteration mark, the replacement rule starts an iteration of its own
 (its history of uses stays bounded under inference or a custom optimizer)."""
+
+WARM_START_OVERLAP = 0.5
+"""Share of the distinct execution IDs launched in the first iteration that a loaded state must know."""
+
+WARM_START_SETTINGS = ("exec_ids", "exec_records", "block_rows", "block_ways", "block_successors",
+                       "foresight_iterations", "eviction", "schedule", "schedule_accesses")
+"""The settings a saved state's shape depends on, in its header; a state loads only under the same."""
 
 
 class LaunchPlan(NamedTuple):
@@ -68,13 +84,12 @@ class Policy:
         if capacity_blocks < 1:
             raise ValueError("capacity must hold at least one block")
         self.mode, self.capacity, self.config, self._dead = mode, capacity_blocks, config, dead
-        deepum = mode == "deepum"
-        self._predictor = Predictor(config) if deepum else None
-        self._next_use = (NextUseEviction(config.foresight_iterations)
-                          if deepum and config.pre_evict and config.eviction == "next_use" else None)
-        self._schedule = (Schedule(capacity_blocks, config.schedule_ahead, config.schedule_accesses,
-                                   config.foresight_iterations)
-                          if deepum and config.schedule else None)
+        self._predictor = self._next_use = self._schedule = None
+        if mode == "deepum":
+            self._learn_afresh()
+        self.warm_start = {"state": "cold", "launched": 0, "known": 0}
+        self._warm_known: set[int] = set()     # on trial: the execution IDs the loaded state knows
+        self._warm_launched: set[int] = set()  # on trial: the distinct execution IDs launched
         self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
         self._protect: Counter[int] = Counter()
         self._used_by: dict[int, int] = {}
@@ -91,8 +106,13 @@ class Policy:
         """A kernel with `exec_id` launches and uses `blocks` (each once)."""
         self._moves = []
         self._launch += 1
-        if (self._next_use or self._schedule) and self._launch - self._foresight_start >= LONGEST_ITERATION:
+        on_trial = self.warm_start["state"] == "on_trial"
+        if (self._next_use or self._schedule or on_trial) and self._launch - self._foresight_start >= LONGEST_ITERATION:
             self._start_foresight(self._launch)
+        if on_trial and exec_id not in self._warm_launched:
+            self._warm_launched.add(exec_id)
+            self.warm_start["launched"] += 1
+            self.warm_start["known"] += exec_id in self._warm_known
         if self._next_use:
             self._next_use.launch(self._launch, exec_id)
         step = self._schedule.launch(exec_id, blocks, self._migrated) if self._schedule else None
@@ -109,7 +129,7 @@ class Policy:
         for b in missing:
             self._arrive(b)
             self._moves.append(("demand", b))
-        pressure = len(self._used_by) > self.capacity
+        pressure = len(self._used_by) > self.capacity or self.warm_start["state"] in ("on_trial", "kept")
         self._predicted = self._predictor is not None and pressure
         if self._predicted:
             self._predict(exec_id, blocks)
@@ -156,6 +176,81 @@ class Policy:
     def resident_blocks(self) -> int:
         return len(self._migrated)
 
+    # ----------------------------------------------------------------------------------- warm start
+    def save_state(self) -> bytes:
+        """What deepum has learned, in deepum.specs.warm_state's layout."""
+        self._check_learns()
+        w = StateWriter()
+        w.word(VERSION)
+        for word in self._settings():
+            w.word(word)
+        self._predictor.tables.save(w)
+        for learner in (self._next_use, self._schedule):
+            if learner:
+                learner.save(w)
+        return w.bytes()
+
+    def load_state(self, data: bytes) -> None:
+        """Loads save_state()'s bytes before the first launch; ValueError (one line) for a state that is
+        corrupt, of another version or saved under other settings, and nothing is loaded."""
+        self._check_learns()
+        if self._launch or self.warm_start["state"] != "cold":
+            raise RuntimeError("a learned state loads once, before the first launch")
+        try:
+            r = StateReader(data)
+            r.expect(VERSION, "format version")
+            for word, name in zip(self._settings(), WARM_START_SETTINGS):
+                r.expect(word, name)
+            for learner in (self._predictor.tables, self._next_use, self._schedule):
+                if learner:
+                    learner.load(r)
+            r.finish()
+        except ValueError:
+            self._learn_afresh()
+            raise
+        self._warm_known = set(self._predictor.tables.tracked_exec_ids())
+        self.warm_start["state"] = "on_trial"
+
+    def _learn_afresh(self) -> None:
+        """deepum's learners, empty: the correlation predictor, next-use eviction (with pre-eviction)
+        and the schedule (when switched on)."""
+        config = self.config
+        self._predictor = Predictor(config)
+        if config.pre_evict and config.eviction == "next_use":
+            self._next_use = NextUseEviction(config.foresight_iterations)
+        if config.schedule:
+            self._schedule = Schedule(self.capacity, config.schedule_ahead, config.schedule_accesses,
+                                      config.foresight_iterations)
+
+    def _check_learns(self) -> None:
+        if self.mode != "deepum":
+            raise RuntimeError("only the deepum policy learns a state")
+
+    def _settings(self) -> tuple[int, ...]:
+        c = self.config
+        return (c.exec_ids, c.exec_records, c.block_rows, c.block_ways, c.block_successors, c.foresight_iterations,
+                int(self._next_use is not None), int(self._schedule is not None),
+                c.schedule_accesses if c.schedule else 0)
+
+    def _judge_warm_start(self) -> None:
+        """The end of the first iteration on trial: the state is kept if it knows enough of the
+        execution IDs launched, else forgotten."""
+        warm = self.warm_start
+        if not warm["launched"]:
+            return
+        kept = warm["known"] >= WARM_START_OVERLAP * warm["launched"]
+        warm["state"] = "kept" if kept else "forgotten"
+        self._warm_known, self._warm_launched = set(), set()
+        if kept:
+            return
+        self._learn_afresh()
+        self._window.clear()
+        self._protect.clear()
+        self._issued = 0
+        if self._next_use:
+            for b in self._migrated:
+                self._next_use.arrive(b, self._launch)
+
     # ----------------------------------------------------------------------------------- decisions
     def _predict(self, exec_id: int, blocks) -> None:
         change = self._predictor.on_kernel(exec_id)
@@ -172,6 +267,8 @@ class Policy:
 
     def _start_foresight(self, first: int) -> None:
         """The replacement rule and the schedule start an iteration at launch `first`."""
+        if self.warm_start["state"] == "on_trial":
+            self._judge_warm_start()
         if self._next_use:
             self._next_use.start_iteration(first)
         if self._schedule:
@@ -222,7 +319,7 @@ class Policy:
         return self._lru_victim(self._may_go(False), lambda b: False)  # the driver's rule
 
     def _may_go(self, sparing: bool) -> Callable[[int], bool]:
-        return lambda b: self._used_by[b] != self._launch and not (sparing and self._protect[b] > 0)
+        return lambda b: self._used_by.get(b) != self._launch and not (sparing and self._protect[b] > 0)
 
     def _lru_victim(self, may_go, dead) -> int | None:
         first, searched = None, 0

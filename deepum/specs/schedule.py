@@ -34,6 +34,8 @@ import bisect
 from collections import defaultdict
 from typing import Iterable, NamedTuple
 
+from .warm_state import StateReader, StateWriter
+
 NEVER = 2**64 - 1
 """Next use of a block that the planned launches do not use again."""
 
@@ -86,6 +88,29 @@ class Schedule:
         del self._history[:-self._remembered]
         self._recording, self._accesses, self._overflowed = _Iteration([], []), 0, False
         self._position = 0
+
+    def save(self, w: StateWriter) -> None:
+        """The learned state: the remembered iterations, oldest first, each as its launches (none: not
+        recorded), each launch's execution ID and its blocks in launch order."""
+        w.word(len(self._history))
+        for iteration in self._history:
+            w.word(len(iteration.execs))
+            for exec_id, blocks in zip(iteration.execs, iteration.blocks):
+                w.word(exec_id)
+                w.word(len(blocks))
+                for block in blocks:
+                    w.word(block)
+
+    def load(self, r: StateReader) -> None:
+        """Into a schedule that has seen no launch."""
+        for _ in range(r.count(self._remembered, 1, "remembered iterations")):
+            iteration, accesses = _Iteration([], []), 0
+            for _ in range(r.count(None, 2, "launches")):
+                iteration.execs.append(r.word())
+                blocks = tuple(r.block() for _ in range(r.count(self._max_accesses - accesses, 1, "block uses")))
+                accesses += len(blocks)
+                iteration.blocks.append(blocks)
+            self._history.append(iteration)
 
     def _record(self, exec_id: int, blocks: tuple[int, ...]) -> None:
         if self._overflowed:

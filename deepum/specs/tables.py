@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from .warm_state import StateReader, StateWriter, fail
+
 # Bytes each table element costs in the native layout; DeepUMConfig.table_bytes_bound uses them too.
 EXEC_RECORD_BYTES = 8 * 4          # 3 history IDs + next ID
 EXEC_ENTRY_BYTES = 8 + 8           # key + bookkeeping
@@ -155,6 +157,41 @@ class BlockTable:
             walked += 1
         return tuple(chain)
 
+    def save(self, w: StateWriter) -> None:
+        """The learned state: the start row, the end block (-1: none), then every way by set index,
+        most recently learned first, each with its successors, most recent first."""
+        w.word(len(self.start_blocks))
+        for block in self.start_blocks:
+            w.word(block)
+        w.word(-1 if self.end_block is None else self.end_block)
+        ways = [way for index in sorted(self._sets) for way in self._sets[index]]
+        w.word(len(ways))
+        for tag, successors in ways:
+            w.word(tag)
+            w.word(len(successors))
+            for block in successors:
+                w.word(block)
+
+    def load(self, r: StateReader) -> None:
+        """Into an empty table: relearned oldest first, so that every list keeps its order."""
+        starts = [r.block() for _ in range(r.count(self.successors_per_way, 1, "start blocks"))]
+        end = r.signed_word()
+        if end < -1:
+            fail("an end block is negative")
+        ways = []
+        for _ in range(r.count(self.rows * self.ways, 2, "ways")):
+            tag = r.block()
+            successors = [r.block() for _ in range(r.count(self.successors_per_way, 1, "successors"))]
+            if not successors:
+                fail("a way has no successor")
+            ways.append((tag, successors))
+        for block in reversed(starts):
+            self.learn_start(block)
+        for tag, successors in reversed(ways):
+            for block in reversed(successors):
+                self.learn_successor(tag, block)
+        self.end_block = None if end == -1 else end
+
     def bytes_used(self) -> int:
         if not self.start_blocks and not self._sets:
             return 0
@@ -256,6 +293,36 @@ class CorrelationTables:
 
     def bytes_used(self) -> int:
         return self.exec_table.bytes_used() + sum(t.bytes_used() for t in self._block_tables.values())
+
+    def save(self, w: StateWriter) -> None:
+        """The learned state: every tracked exec ID, least recently launched first, with its records
+        (most recently used first) and its UM-block table. Not the launch history: a run that loads it
+        starts with none."""
+        w.word(len(self._launch_order))
+        for exec_id in self._launch_order:
+            w.word(exec_id)
+            records = self.exec_table.records(exec_id)
+            w.word(len(records))
+            for history, next_id in records:
+                for word in (*history, next_id):
+                    w.word(word)
+            table = self._block_tables.get(exec_id)
+            (table or BlockTable(self.block_rows, self.block_ways, self.block_successors)).save(w)
+
+    def load(self, r: StateReader) -> None:
+        """Into tables that have seen no launch."""
+        for _ in range(r.count(self.exec_ids, 4, "exec IDs")):
+            exec_id = r.word()
+            if exec_id in self._launch_order:
+                fail("an exec ID appears twice")
+            self._track(exec_id)
+            records = []
+            for _ in range(r.count(self.exec_table.records_per_entry, 4, "records")):
+                history = tuple(r.word() for _ in range(HISTORY))
+                records.append((history, r.word()))
+            for history, next_id in reversed(records):
+                self.exec_table.learn(exec_id, history, next_id)
+            self._block_table_of(exec_id).load(r)
 
 
 def _learn_fault(table: BlockTable, previous: int | None, block: int) -> None:
