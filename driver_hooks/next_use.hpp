@@ -156,6 +156,13 @@ class NextUseEviction {
     foreseen_from_ = n ? n - 1 : 0;
   }
 
+  // Every exec ID of the remembered iterations (with repeats).
+  template <class F>
+  void for_each_exec_id(F f) const {
+    for (uint64_t i = iterations_ - std::min<uint64_t>(iterations_, history_.size()); i < iterations_; ++i)
+      for (uint64_t id : history_[slot(i)].execs) f(id);
+  }
+
   // The resident block foreseen last (ties: the least recently arrived) among those `may_go`
   // allows; among the first `dead_search` of them, the first `dead` one (dropped without a copy)
   // is preferred. With need_at > 0 (a prefetch for the kernel of that launch), no block foreseen

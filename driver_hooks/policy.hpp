@@ -22,8 +22,9 @@
 // the remembered iterations of next-use eviction and the schedule, state_io.hpp's layout) and
 // load_state() gives it to a policy before its first launch. The loaded state is on trial: the
 // policy is under pressure from the first launch (the run that learned it was), and at the end of
-// the first iteration the exec IDs launched so far are compared with the state's; unless at least
-// kWarmStartOverlap of them are known, the state is forgotten and the policy learns afresh.
+// each of the first kWarmStartTrial iterations the distinct exec IDs it launched are compared with
+// those the state holds: it is kept once at least kWarmStartOverlap of them are known, and forgotten
+// (the policy learns afresh) if no trial iteration reaches that.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -47,16 +48,20 @@ namespace deepum {
 // starts a new iteration of its own: its history of uses stays bounded.
 constexpr uint64_t kLongestIteration = uint64_t(1) << 16;
 
-// Share of the distinct exec IDs launched in the first iteration that a loaded state must know.
+// Share of the distinct exec IDs launched in an iteration that a loaded state must know, in one of
+// the first kWarmStartTrial iterations (the first may be unlike the rest: optimizer state is allocated
+// at its end, and a state remembers the last iterations).
 constexpr double kWarmStartOverlap = 0.5;
+constexpr uint64_t kWarmStartTrial = 2;
 
 // A loaded state's trial: none loaded, on trial, kept, forgotten.
 enum class WarmStart : uint8_t { kCold, kOnTrial, kKept, kForgotten };
 
 struct WarmStartStatus {
   WarmStart state = WarmStart::kCold;
-  uint64_t launched = 0;  // distinct exec IDs launched while on trial
-  uint64_t known = 0;     // of those, exec IDs the state knows
+  uint64_t iterations = 0;  // iterations judged
+  uint64_t launched = 0;    // distinct exec IDs launched in the last iteration judged (or this one, on trial)
+  uint64_t known = 0;       // of those, exec IDs the state knows
 };
 
 // What the policy asks of the memory behind the blocks (the engine's memory map, the simulator's
@@ -234,6 +239,7 @@ class Policy {
       throw;
     }
     correlation_->tables().for_each_exec_id([this](uint64_t id) { warm_known_.insert(id); });
+    if (next_use_) next_use_->rule().for_each_exec_id([this](uint64_t id) { warm_known_.insert(id); });
     warm_.state = WarmStart::kOnTrial;
   }
 
@@ -267,11 +273,18 @@ class Policy {
             next_use_ != nullptr, schedule_ != nullptr, options_.schedule ? options_.schedule_accesses : 0};
   }
 
-  // The end of the first iteration on trial: the state is kept if it knows enough of the exec IDs
-  // launched, else forgotten (the policy learns afresh; resident blocks stay, known to the new rule).
+  // The end of an iteration on trial: the state is kept if it knows enough of the exec IDs launched,
+  // forgotten after the last trial iteration (the policy learns afresh; resident blocks stay, known to
+  // the new rule), else still on trial.
   void judge_warm_start() {
     if (warm_.launched == 0) return;
+    warm_.iterations += 1;
     const bool kept = double(warm_.known) >= kWarmStartOverlap * double(warm_.launched);
+    if (!kept && warm_.iterations < kWarmStartTrial) {
+      warm_launched_.clear();
+      warm_.launched = warm_.known = 0;
+      return;
+    }
     warm_.state = kept ? WarmStart::kKept : WarmStart::kForgotten;
     warm_launched_ = {};
     warm_known_ = {};

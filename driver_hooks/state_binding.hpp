@@ -19,11 +19,12 @@ inline void load_state_bytes(Policy& policy, const pybind11::bytes& data) {
   policy.load_state(reinterpret_cast<const uint8_t*>(view.data()), view.size());
 }
 
-// {"state": "cold" | "on_trial" | "kept" | "forgotten", "launched": ..., "known": ...}
+// {"state": "cold" | "on_trial" | "kept" | "forgotten", "iterations": judged, "launched": ..., "known": ...}
 inline pybind11::dict warm_start_dict(const WarmStartStatus& w) {
   static const char* names[] = {"cold", "on_trial", "kept", "forgotten"};
   pybind11::dict out;
   out["state"] = names[int(w.state)];
+  out["iterations"] = w.iterations;
   out["launched"] = w.launched;
   out["known"] = w.known;
   return out;

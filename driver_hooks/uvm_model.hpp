@@ -86,6 +86,7 @@ class Simulator : private MemoryFacts {
   const Totals& totals() const { return totals_; }
   const std::vector<KernelRecord>& timeline() const { return timeline_; }
   const Policy& policy() const { return policy_; }
+  Policy& policy() { return policy_; }  // a warm start loads its learned state before run()
   int64_t resident_bytes() const {
     int64_t pages = 0;
     for (int16_t p : resident_pages_) pages += p;

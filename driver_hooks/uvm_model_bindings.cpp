@@ -5,6 +5,7 @@
 #include <string>
 
 #include "options_binding.hpp"
+#include "state_binding.hpp"
 #include "uvm_model.hpp"
 
 namespace py = pybind11;
@@ -44,7 +45,8 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
                   const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
                   const CArray<int64_t>& mem_kernel, const CArray<int8_t>& mem_action,
                   const CArray<uint64_t>& mem_address, const CArray<uint64_t>& mem_bytes,
-                  const CArray<int64_t>& iteration_first_kernel, const py::dict& cost, const py::dict& config) {
+                  const CArray<int64_t>& iteration_first_kernel, const py::dict& cost, const py::dict& config,
+                  const py::object& warm_state) {
   TraceView t;
   t.kernels = size_t(exec_id.size());
   t.exec_id = exec_id.data();
@@ -66,13 +68,22 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   if (t.kernels == 0) throw std::invalid_argument("the trace has no kernels");
 
   Simulator sim(t, cost_model(cost), capacity_blocks, options_from(policy_name, config));
+  const bool learns = policy_name == "deepum";
+  py::dict out;
+  out["warm_state_error"] = py::none();
+  if (!warm_state.is_none()) try {
+      load_state_bytes(sim.policy(), warm_state.cast<py::bytes>());
+    } catch (const std::invalid_argument& e) {
+      out["warm_state_error"] = std::string(e.what());
+    }
   {
     py::gil_scoped_release release;
     sim.run();
   }
   const Totals& s = sim.totals();
   const auto& tl = sim.timeline();
-  py::dict out;
+  out["warm_start"] = warm_start_dict(sim.policy().warm_start());
+  out["learned_state"] = learns ? py::object(state_bytes(sim.policy().save_state())) : py::object(py::none());
   out["faults"] = s.faults;
   out["fault_batches"] = s.fault_batches;
   out["fault_blocks"] = s.fault_blocks;
@@ -116,7 +127,9 @@ void bind_uvm_model(py::module_& m) {
         py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
         py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
         py::arg("mem_address"), py::arg("mem_bytes"), py::arg("iteration_first_kernel"), py::arg("cost"),
-        py::arg("config"),
+        py::arg("config"), py::arg("warm_state") = py::none(),
         "Replays a trace (dense block indices) under a policy on the UVM driver model; returns totals and "
-        "per-kernel arrays. Times in seconds, sizes in bytes.");
+        "per-kernel arrays. Times in seconds, sizes in bytes. warm_state (deepum): a learned state loaded "
+        "before the replay (a bad one is reported in warm_state_error and the replay starts cold); "
+        "learned_state: the policy's at the end.");
 }

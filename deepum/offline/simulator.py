@@ -19,6 +19,7 @@ Policies:
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -45,7 +46,11 @@ class SimResult:
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
     populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
+    warm_start: the trial of warm_state ("state": cold (none given or a bad one), kept or forgotten;
+        "launched": distinct exec IDs of the first iteration; "known": those the state knew).
     timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
+    learned_state: what the deepum policy learned by the end (deepum.specs.warm_state's layout), to
+        warm-start another replay; None for other policies; not part of to_dict().
     """
 
     policy: str
@@ -79,20 +84,29 @@ class SimResult:
     per_iteration: list
     config: dict | None
     calibration: str
+    warm_start: dict | None = None
     timeline: dict = dataclasses.field(repr=False, default_factory=dict)
+    learned_state: bytes | None = dataclasses.field(repr=False, default=None)
 
     def to_dict(self) -> dict:
         out = dataclasses.asdict(self)
-        del out["timeline"]
+        del out["timeline"], out["learned_state"]
         return out
 
 
 
 def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfig | None = None,
-             calibration: Calibration | None = None) -> SimResult:
-    """Replays `trace` under `policy` on a GPU holding `capacity_bytes` of UM blocks."""
+             calibration: Calibration | None = None, warm_state: bytes | None = None) -> SimResult:
+    """Replays `trace` under `policy` on a GPU holding `capacity_bytes` of UM blocks.
+
+    warm_state (policy deepum): a learned state (an earlier replay's SimResult.learned_state) loaded
+    before the first kernel; a corrupt one, or one saved under other settings, is one warning and the
+    replay starts cold; one that knows too few of the first iteration's exec IDs is forgotten (a
+    warning) at its end."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
+    if warm_state is not None and policy != "deepum":
+        raise ValueError(f"a warm state applies to policy deepum, not {policy}")
     config = config or DeepUMConfig()
     calibration = calibration or Calibration.load()
     if trace.num_kernels == 0:
@@ -114,7 +128,13 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         trace.mem_address if has_mem else np.zeros(0, np.uint64),
         trace.mem_bytes if has_mem else np.zeros(0, np.uint64),
         trace.iteration_first_kernel, dataclasses.asdict(calibration),
-        bounded_by_trace(config, trace.num_kernels, block_number.size).to_dict())
+        bounded_by_trace(config, trace.num_kernels, block_number.size).to_dict(), warm_state)
+    if raw["warm_state_error"]:
+        warnings.warn(f"deepum: warm state ignored, the replay starts cold: {raw['warm_state_error']}", stacklevel=2)
+    warm_start = raw["warm_start"] if warm_state is not None else None
+    if warm_start and warm_start["state"] == "forgotten":
+        warnings.warn(f"deepum: warm state forgotten after the first iteration: it knew {warm_start['known']} of the "
+                      f"{warm_start['launched']} exec IDs launched (another model or memory layout)", stacklevel=2)
     timeline = {key: raw[key] for key in _TIMELINE_KEYS}
     timeline["kernel_iteration"] = trace.kernel_iteration
     prefetched = raw["prefetch_bytes"]
@@ -151,7 +171,9 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         per_iteration=_per_iteration(trace, timeline),
         config=_reported_config(policy, config),
         calibration=calibration.device,
+        warm_start=warm_start,
         timeline=timeline,
+        learned_state=raw["learned_state"],
     )
 
 

@@ -147,6 +147,10 @@ class NextUseEviction:
         self._matching = sorted(self._history, reverse=True)
         self._foreseen_from = n - 1 if n else None
 
+    def remembered_exec_ids(self) -> set[int]:
+        """Every execution ID of the remembered iterations."""
+        return {exec_id for iteration in self._history.values() for exec_id in iteration.execs}
+
     def victim(self, launch: int, resident: Callable[[int], bool], may_go: Callable[[int], bool],
                dead: Callable[[int], bool], dead_search: int, need_at: int) -> int | None:
         """The resident block foreseen last (ties: least recently arrived) among those `may_go`

@@ -32,10 +32,11 @@ recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes 
 **Warm start** (deepum): ``save_state`` gives what the policy has learned (the correlation tables and
 the remembered iterations of next-use eviction and the schedule, in deepum.specs.warm_state's layout)
 and ``load_state`` gives it to a policy before its first launch. The loaded state is on trial: the
-policy is under pressure from the first launch (the run that learned it was), and at the end of the
-first iteration the distinct execution IDs launched so far are compared with those its tables hold;
-unless at least WARM_START_OVERLAP of them are known, the state is forgotten and the policy learns
-afresh (the resident blocks stay, known to the new replacement rule).
+policy is under pressure from the first launch (the run that learned it was), and at the end of each
+of the first WARM_START_TRIAL iterations the distinct execution IDs it launched are compared with those
+the state holds (its tables' and its remembered iterations'): it is kept once at least
+WARM_START_OVERLAP of them are known, and forgotten if no trial iteration reaches that: the policy then
+learns afresh (the resident blocks stay, known to the new replacement rule).
 """
 from __future__ import annotations
 
@@ -62,7 +63,10 @@ LONGEST_ITERATION = 1 << 16
 (its history of uses stays bounded under inference or a custom optimizer)."""
 
 WARM_START_OVERLAP = 0.5
-"""Share of the distinct execution IDs launched in the first iteration that a loaded state must know."""
+"""Share of the distinct execution IDs launched in an iteration that a loaded state must know, in one of
+the first WARM_START_TRIAL iterations (the first may be unlike the rest: optimizer state is allocated at
+its end, and a state remembers the last iterations)."""
+WARM_START_TRIAL = 2
 
 WARM_START_SETTINGS = ("exec_ids", "exec_records", "block_rows", "block_ways", "block_successors",
                        "foresight_iterations", "eviction", "schedule", "schedule_accesses")
@@ -87,7 +91,7 @@ class Policy:
         self._predictor = self._next_use = self._schedule = None
         if mode == "deepum":
             self._learn_afresh()
-        self.warm_start = {"state": "cold", "launched": 0, "known": 0}
+        self.warm_start = {"state": "cold", "iterations": 0, "launched": 0, "known": 0}
         self._warm_known: set[int] = set()     # on trial: the execution IDs the loaded state knows
         self._warm_launched: set[int] = set()  # on trial: the distinct execution IDs launched
         self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
@@ -209,6 +213,8 @@ class Policy:
             self._learn_afresh()
             raise
         self._warm_known = set(self._predictor.tables.tracked_exec_ids())
+        if self._next_use:
+            self._warm_known.update(self._next_use.remembered_exec_ids())
         self.warm_start["state"] = "on_trial"
 
     def _learn_afresh(self) -> None:
@@ -233,12 +239,17 @@ class Policy:
                 c.schedule_accesses if c.schedule else 0)
 
     def _judge_warm_start(self) -> None:
-        """The end of the first iteration on trial: the state is kept if it knows enough of the
-        execution IDs launched, else forgotten."""
+        """The end of an iteration on trial: the state is kept if it knows enough of the execution IDs
+        launched, forgotten after the last trial iteration, else still on trial."""
         warm = self.warm_start
         if not warm["launched"]:
             return
+        warm["iterations"] += 1
         kept = warm["known"] >= WARM_START_OVERLAP * warm["launched"]
+        if not kept and warm["iterations"] < WARM_START_TRIAL:
+            self._warm_launched.clear()
+            warm["launched"] = warm["known"] = 0
+            return
         warm["state"] = "kept" if kept else "forgotten"
         self._warm_known, self._warm_launched = set(), set()
         if kept:
