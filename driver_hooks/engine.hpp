@@ -73,6 +73,19 @@ class Engine : private MemoryFacts {
     std::lock_guard<std::mutex> lock(mutex_);
     return uint64_t(policy_.next_iteration()) * kBlockBytes;
   }
+  // A warm start (policy.hpp): the learned state out, in (before the first launch) and its trial.
+  std::vector<uint8_t> save_state() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.save_state();
+  }
+  void load_state(const uint8_t* data, size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    policy_.load_state(data, size);
+  }
+  WarmStartStatus warm_start() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.warm_start();
+  }
   uint64_t peak_resident_bytes() {
     std::lock_guard<std::mutex> lock(mutex_);
     return uint64_t(policy_.peak_resident_blocks()) * kBlockBytes;

@@ -14,6 +14,7 @@
 
 #include "online.hpp"
 #include "options_binding.hpp"
+#include "state_binding.hpp"
 
 namespace deepum {
 
@@ -183,6 +184,18 @@ uint64_t next_iteration() {
   return rt.engine ? rt.engine->next_iteration() : 0;
 }
 
+Engine& running_engine() {
+  Runtime& rt = runtime();
+  if (!rt.engine) throw std::runtime_error("the deepum engine is not running");
+  return *rt.engine;
+}
+
+py::bytes save_state() { return state_bytes(running_engine().save_state()); }
+
+void load_state(const py::bytes& data) { load_state_bytes(running_engine(), data); }
+
+py::dict warm_start() { return warm_start_dict(running_engine().warm_start()); }
+
 void drain() {
   Runtime& rt = runtime();
   if (!rt.engine) return;
@@ -213,6 +226,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("resume", &resume_engine, "Ends one pause().");
   m.def("restore_cupti", &restore_cupti,
         "Takes CUPTI's activity buffers back after another client (a profiler); false when CUPTI refuses.");
+  m.def("save_state", &save_state, "What the policy has learned (docs/warm-start.md), as bytes (mode deepum).");
+  m.def("load_state", &load_state, py::arg("data"),
+        "Loads save_state()'s bytes before the first launch; ValueError (one line) for a bad state.");
+  m.def("warm_start", &warm_start, "The loaded state's trial: {state, iterations, launched, known}.");
   m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
   m.def("flush_fault_log", &deepum::flush_fault_log, "Delivers buffered CUPTI records to the counters.");

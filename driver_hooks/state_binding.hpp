@@ -14,9 +14,11 @@ inline pybind11::bytes state_bytes(const std::vector<uint8_t>& state) {
   return pybind11::bytes(reinterpret_cast<const char*>(state.data()), state.size());
 }
 
-inline void load_state_bytes(Policy& policy, const pybind11::bytes& data) {
+// Hands `data` to target.load_state(bytes, size): a Policy, or the engine that runs one.
+template <class Target>
+void load_state_bytes(Target& target, const pybind11::bytes& data) {
   const std::string_view view = data;
-  policy.load_state(reinterpret_cast<const uint8_t*>(view.data()), view.size());
+  target.load_state(reinterpret_cast<const uint8_t*>(view.data()), view.size());
 }
 
 // {"state": "cold" | "on_trial" | "kept" | "forgotten", "iterations": judged, "launched": ..., "known": ...}
