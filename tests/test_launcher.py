@@ -218,7 +218,8 @@ def test_enable_before_the_script_disable_after_with_every_option(capsys, tmp_pa
     assert status == 5, err
     assert [event[0] for event in events] == ["enable", "script", "stats", "disable"]
     assert events[0][1] == {"mode": "deepum", "capacity": "2GiB", "max_managed_bytes": "1GiB", "oversubscribe": False,
-                            "config": str(tmp_path / "best.json"), "record": str(tmp_path / "r.npz")}
+                            "config": str(tmp_path / "best.json"), "record": str(tmp_path / "r.npz"),
+                            "warm_start": str(tmp_path / "train.py.deepum-warm")}
     assert events[1] == ("script", ["4", "5"]) and hooks == []  # the step hook is removed at the end
     lines = err.strip().splitlines()
     assert lines[0].startswith("deepum run: train.py exited with status 5 after 4 optimizer steps, median step 0.0")
@@ -291,3 +292,28 @@ def test_help_describes_the_run(capsys):
     for phrase in ("--max-managed-bytes SIZE|host", "--stats-json FILE", "python -m deepum run",
                    "DEEPUM_NO_OVERSUBSCRIBE=1 refuses both", "The exit status is the script's"):
         assert phrase in " ".join(text.split()), phrase
+
+
+@pytest.mark.parametrize("options, expected", [
+    ((), "train.py.deepum-warm"),  # by default beside the script
+    (("--no-warm-start",), None),
+    (("--warm-start", "state.bin"), "state.bin"),
+    (("--mode", "um"), None),  # only deepum learns
+])
+def test_warm_start_is_beside_the_script_by_default_with_a_way_out(capsys, tmp_path, stand_ins, options, expected):
+    events, _ = stand_ins
+    script = tmp_path / "train.py"
+    script.write_text(STEPPING)
+    options = tuple(str(tmp_path / o) if o == "state.bin" else o for o in options)
+    status, _, err = deepum(capsys, *options, script, "1", "0")
+    assert status == 0, err
+    assert events[0][1]["warm_start"] == (expected and str(tmp_path / expected))
+
+
+def test_warm_start_options_are_checked(capsys, probe, tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("")
+    status, _, err = deepum(capsys, "--mode", "um", "--warm-start", tmp_path / "w", script)
+    assert status == 2 and err.strip().splitlines()[-1].endswith("--warm-start applies to mode deepum only, not to mode um")
+    status, _, err = deepum(capsys, "--warm-start", tmp_path / "w", "--no-warm-start", script)
+    assert status == 2 and "not allowed with argument" in err

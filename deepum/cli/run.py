@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..config import DeepUMConfig
 from ..runtime.limits import HOST, MODES, OversubscriptionRefused, RuntimeConfig
+from ..runtime.warm_start import default_path
 from ..units import parse_size
 from . import common
 from .common import CLIError
@@ -40,6 +41,12 @@ def add_parser(sub) -> None:
     p.add_argument("--config", metavar="FILE", help="DeepUMConfig JSON for mode deepum (e.g. `deepum tune` output)")
     p.add_argument("--record", metavar="TRACE.npz", help="also record the run's trace into this file")
     p.add_argument("--stats-json", metavar="FILE", help="write deepum.stats() and the run's figures here at the end")
+    warm = p.add_mutually_exclusive_group()
+    warm.add_argument("--warm-start", metavar="FILE",
+                      help="mode deepum: the learned state to start from and to write at the end (default: "
+                           "SCRIPT.deepum-warm beside the script; a file of another model is ignored with a warning)")
+    warm.add_argument("--no-warm-start", action="store_true",
+                      help="mode deepum: start cold and write no learned state")
     p.add_argument("script", metavar="SCRIPT", nargs="?", help="the training script")
     p.add_argument("script_args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's arguments")
     p.set_defaults(func=cmd_run)
@@ -73,7 +80,22 @@ def enable_kwargs(args) -> dict:
             raise CLIError("--record needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
         common.output_file(args.record, option="--record", suffix=".npz")
     return {"mode": args.mode, "capacity": args.capacity, "max_managed_bytes": args.max_managed_bytes,
-            "oversubscribe": args.oversubscribe, "config": args.config, "record": args.record}
+            "oversubscribe": args.oversubscribe, "config": args.config, "record": args.record,
+            "warm_start": warm_start_path(args)}
+
+
+def warm_start_path(args) -> str | None:
+    """The warm-start file: --warm-start, else (mode deepum) SCRIPT.deepum-warm beside the script; None
+    with --no-warm-start or in another mode (CLIError for --warm-start there)."""
+    if args.mode != "deepum":
+        if args.warm_start is not None:
+            raise CLIError(f"--warm-start applies to mode deepum only, not to mode {args.mode}")
+        return None
+    if args.no_warm_start:
+        return None
+    if args.warm_start is not None:
+        return str(common.output_file(args.warm_start, option="--warm-start"))
+    return str(default_path(args.script))
 
 
 def cmd_run(args) -> int:

@@ -21,7 +21,7 @@ import sys
 import threading
 
 from ..config import DeepUMConfig
-from . import gpu, host_memory, native_build
+from . import gpu, host_memory, native_build, warm_start as warm
 from .advice import AdviceHooks
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
@@ -39,12 +39,15 @@ def configure_before_context(config: RuntimeConfig) -> None:
     _engine.configure_fault_log(config.device)
 
 
-def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool) -> None:
+def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool, warm_start: str | None) -> None:
     """Starts the launch hook, the residency model under the capacity, (mode deepum) the
-    correlation prefetcher with its worker and, with record, the trace recorder."""
+    correlation prefetcher with its worker, loading the warm-start file if there is one, and, with
+    record, the trace recorder."""
     global _fault_lessons
     c = settings.config
     _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record)
+    if warm_start is not None:
+        warm.load(_engine, warm_start)
     _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
     _iterations.clear()
     _iterations.append({**_engine.stats(), **_attribution_counts()})
@@ -69,6 +72,8 @@ def mark_iteration() -> None:
         if _iterations and _engine.stats()["launches"] == _iterations[-1]["launches"]:
             return
         touched = _engine.next_iteration()
+        if _session.warm_start is not None and not _session.warm_start_decided:
+            _session.warm_start_decided = warm.report_trial(_engine.warm_start(), _session.warm_start)
         _engine.flush_fault_log()
         if _fault_lessons is not None:
             _learn_from_fault_log()
@@ -83,6 +88,8 @@ class Session:
         self.config = config
         self.limits = limits
         self.record: str | None = None
+        self.warm_start: str | None = None  # the warm-start file (mode deepum)
+        self.warm_start_decided = False     # its trial has ended (or nothing was loaded)
         self.step_hook = None  # marks an iteration after every optimizer step (UM modes)
         self.scopes: PoolScopes | None = None  # the routing, and PyTorch's own pool scopes beside it
         self.profiler_guard: ProfilerGuard | None = None
@@ -164,7 +171,7 @@ def _check_not_too_late(torch, device: int) -> None:
 
 def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
            config: DeepUMConfig | str | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM,
-           record: str | None = None, oversubscribe: bool = False) -> Session:
+           record: str | None = None, oversubscribe: bool = False, warm_start: str | None = None) -> Session:
     """Starts the runtime (see RuntimeConfig for the arguments) and returns its Session, which can
     also be used as a context manager. Call it before any CUDA work in the process.
 
@@ -180,7 +187,11 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
     config: a DeepUMConfig or the path of a JSON file (e.g. written by `deepum tune`).
     record: path of a trace (.npz, docs/trace-format.md) written at disable(): kernels, their accesses
         from their arguments, faults, memory events and migrations; call deepum.mark_iteration()
-        after each training step so that the trace has iterations."""
+        after each training step so that the trace has iterations.
+    warm_start (mode deepum): path of the policy's learned state, loaded now if the file exists and
+        written at disable() (or exit) if the run learned anything, so that the next run of the same
+        model starts where this one ended (docs/warm-start.md). A state the run's first iterations do
+        not match, or a bad file, is one warning and a cold start."""
     global _session, _allocator, _prepared, _advice, _observer_attached, _free_at_first_enable
     global _exit_hook_registered
     if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
@@ -191,6 +202,8 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
     if record is not None and not str(record).endswith(".npz"):
         raise ValueError(f"record= must name a .npz trace file, got {record!r}")
+    if warm_start is not None and settings.mode != "deepum":
+        raise ValueError(f"warm_start= applies to mode deepum, not to mode {settings.mode}")
     with _lock:
         if _session is not None:
             raise RuntimeError(f"deepum is already enabled (mode {_session.config.mode}); "
@@ -233,7 +246,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         session.scopes = PoolScopes(torch, _engine, settings.device, _allocator.pool.id)
         session.scopes.route()
         try:
-            _start_engine(settings, limits, record is not None)
+            _start_engine(settings, limits, record is not None, warm_start and str(warm_start))
             if settings.mode == "advise":
                 _advice = AdviceHooks(settings.device)
         except BaseException:
@@ -243,6 +256,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         session.profiler_guard = ProfilerGuard(torch, _engine)
         session.profiler_guard.install()
         session.record = record
+        session.warm_start = warm_start and str(warm_start)
         from torch.optim.optimizer import register_optimizer_step_post_hook
 
         session.step_hook = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: mark_iteration())
@@ -283,7 +297,10 @@ def disable() -> None:
         import torch
 
         steps = [lambda: torch.cuda.synchronize(settings.device), session.step_hook.remove,
-                 session.profiler_guard.remove, session.scopes.remove, _engine.stop]
+                 session.profiler_guard.remove, session.scopes.remove]
+        if session.warm_start is not None:
+            steps.append(lambda: warm.save(_engine, session.warm_start, _engine.stats()["table_bytes"]))
+        steps.append(_engine.stop)
         if session.record is not None:
             steps.append(lambda: _write_recording(session))
         steps.append(session.scopes.unroute)
