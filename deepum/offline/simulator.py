@@ -46,8 +46,9 @@ class SimResult:
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
     populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
-    warm_start: the trial of warm_state ("state": cold (none given or a bad one), kept or forgotten;
-        "launched": distinct exec IDs of the first iteration; "known": those the state knew).
+    warm_start: the trial of warm_state ("state": cold (a bad one), kept or forgotten; "iterations":
+        judged; "launched": distinct exec IDs of the last judged; "known": those the state knew); None
+        without warm_state.
     timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
     learned_state: what the deepum policy learned by the end (deepum.specs.warm_state's layout), to
         warm-start another replay; None for other policies; not part of to_dict().
@@ -101,8 +102,8 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
 
     warm_state (policy deepum): a learned state (an earlier replay's SimResult.learned_state) loaded
     before the first kernel; a corrupt one, or one saved under other settings, is one warning and the
-    replay starts cold; one that knows too few of the first iteration's exec IDs is forgotten (a
-    warning) at its end."""
+    replay starts cold; one that knows too few of the exec IDs of its trial iterations is forgotten
+    (a warning) and the policy learns afresh."""
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; choose one of {', '.join(POLICIES)}")
     if warm_state is not None and policy != "deepum":
@@ -133,8 +134,9 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         warnings.warn(f"deepum: warm state ignored, the replay starts cold: {raw['warm_state_error']}", stacklevel=2)
     warm_start = raw["warm_start"] if warm_state is not None else None
     if warm_start and warm_start["state"] == "forgotten":
-        warnings.warn(f"deepum: warm state forgotten after the first iteration: it knew {warm_start['known']} of the "
-                      f"{warm_start['launched']} exec IDs launched (another model or memory layout)", stacklevel=2)
+        warnings.warn(f"deepum: warm state forgotten after its trial: in each of the first {warm_start['iterations']} "
+                      f"iterations it knew too few of the exec IDs launched (last: {warm_start['known']} of "
+                      f"{warm_start['launched']}; another model or memory layout)", stacklevel=2)
     timeline = {key: raw[key] for key in _TIMELINE_KEYS}
     timeline["kernel_iteration"] = trace.kernel_iteration
     prefetched = raw["prefetch_bytes"]
