@@ -1,0 +1,107 @@
+"""Warm start in the simulator: a second replay of the same trace, warm-started from the first one's
+learned state, against the cold first replay, at half the footprint.
+
+For each synthetic workload it replays deepum cold, then again from the cold replay's learned state,
+and oracle once, and reports each replay's first iteration over the steady iteration (the median of
+the cold replay's iterations from the third on, in simulated seconds) against the target: a
+warm-started first iteration within 1.25x of the steady one. Oracle's first iteration over the same
+steady figure shows how much of the first iteration no prefetcher can hide (first touches). A foreign
+state (another workload's, under the same settings) must be forgotten after its trial.
+
+Writes bench/results/warm_start/warm_start.json (command, device, date, per-iteration figures) and
+prints the table.
+
+Run: python bench/warm_start.py [--iterations N] [-o FILE]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import warnings
+from pathlib import Path
+
+from deepum.config import DeepUMConfig
+from deepum.offline.report import to_json
+from deepum.offline.simulator import simulate
+from deepum.offline.synth import GENERATORS
+from deepum.units import parse_capacity
+from replay_throughput import machine  # the script's own folder is first on sys.path
+
+CAPACITY_FRACTION = 0.5
+STEADY_FROM = 2  # the third iteration
+TARGET_FIRST_VS_STEADY = 1.25
+WORKLOADS = {"transformer": ("transformer", {}), "cnn": ("cnn", {}), "bucketed-2": ("bucketed", {"buckets": 2}),
+             "unet": ("unet", {}), "moe": ("moe", {})}
+FOREIGN = {"transformer": "cnn", "cnn": "transformer", "bucketed-2": "unet", "unet": "moe", "moe": "unet"}
+RESULTS = Path(__file__).resolve().parent / "results" / "warm_start" / "warm_start.json"
+
+
+def times(result) -> list[float]:
+    return [row["time_s"] for row in sorted(result.per_iteration, key=lambda row: row["iteration"])]
+
+
+def trace_of(name: str, iterations: int):
+    generator, options = WORKLOADS[name]
+    return GENERATORS[generator](**options, iterations=iterations)
+
+
+def measure(name: str, iterations: int) -> dict:
+    trace = trace_of(name, iterations)
+    foreign_trace = trace_of(FOREIGN[name], iterations)
+    capacity = parse_capacity(CAPACITY_FRACTION, trace.footprint_bytes())
+    config = DeepUMConfig()
+    cold = simulate(trace, "deepum", capacity, config=config)
+    warm = simulate(trace, "deepum", capacity, config=config, warm_state=cold.learned_state)
+    oracle = simulate(trace, "oracle", capacity, config=config)
+    # The foreign state under a header both workloads share, so that it reaches its trial.
+    shared = DeepUMConfig(exec_ids=min(trace.num_kernels, foreign_trace.num_kernels))
+    foreign_state = simulate(foreign_trace, "deepum", parse_capacity(CAPACITY_FRACTION, foreign_trace.footprint_bytes()),
+                             config=shared).learned_state
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the expected "forgotten" warning
+        foreign = simulate(trace, "deepum", capacity, config=shared, warm_state=foreign_state)
+    steady = statistics.median(times(cold)[STEADY_FROM:])
+    return {"workload": name, "options": {**WORKLOADS[name][1], "iterations": iterations},
+            "footprint_bytes": trace.footprint_bytes(), "capacity_bytes": capacity, "config": config.to_dict(),
+            "steady_s": steady, "state_bytes": len(cold.learned_state),
+            "cold_first_vs_steady": times(cold)[0] / steady, "warm_first_vs_steady": times(warm)[0] / steady,
+            "oracle_first_vs_steady": times(oracle)[0] / steady, "warm_first_vs_oracle_first": times(warm)[0] / times(oracle)[0],
+            "warm_whole_vs_cold_whole": warm.time_s / cold.time_s,
+            "target_met": times(warm)[0] / steady <= TARGET_FIRST_VS_STEADY,
+            "warm_start": warm.warm_start, "foreign": {"workload": FOREIGN[name], "warm_start": foreign.warm_start},
+            "per_iteration_s": {"cold": times(cold), "warm": times(warm), "oracle": times(oracle),
+                                "foreign": times(foreign)}}
+
+
+def print_table(rows: list[dict]) -> None:
+    header = (f"{'workload':12s} {'cold 1st/steady':>15s} {'warm 1st/steady':>15s} {'oracle 1st/steady':>17s} "
+              f"{'warm 1st/oracle 1st':>19s} "
+              f"{'warm/cold run':>13s} {'trial':>6s} {'foreign':>10s}  target")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['workload']:12s} {r['cold_first_vs_steady']:15.2f} {r['warm_first_vs_steady']:15.2f} "
+              f"{r['oracle_first_vs_steady']:17.2f} {r['warm_first_vs_oracle_first']:19.2f} "
+              f"{r['warm_whole_vs_cold_whole']:13.3f} "
+              f"{r['warm_start']['state']:>6s} {r['foreign']['warm_start']['state']:>10s}  "
+              + ("met" if r["target_met"] else "missed"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=12, help="training iterations per trace (default 12)")
+    parser.add_argument("-o", "--output", type=Path, default=RESULTS, help=f"JSON file to write (default {RESULTS})")
+    args = parser.parse_args()
+    rows = [measure(name, args.iterations) for name in WORKLOADS]
+    print_table(rows)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(to_json({"command": " ".join(["python", *sys.argv]), "device": "cpu (simulator)",
+                                    "date": machine()["date"], "machine": machine(),
+                                    "capacity_fraction": CAPACITY_FRACTION, "steady_from_iteration": STEADY_FROM,
+                                    "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "results": rows}, indent=2) + "\n")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
