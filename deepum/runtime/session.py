@@ -250,6 +250,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             if settings.mode == "advise":
                 _advice = AdviceHooks(settings.device)
         except BaseException:
+            _engine.stop()  # nothing stays running: start() may have succeeded before a later step failed
             session.scopes.unroute()
             raise
         session.scopes.install()
