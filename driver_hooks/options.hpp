@@ -21,6 +21,7 @@ struct Options {
   bool schedule = false;            // follow the plan made from the last iteration (schedule.hpp)
   size_t schedule_ahead = 1;        // most launches ahead of its need the plan prefetches a block
   size_t schedule_accesses = 1;     // most block uses recorded of an iteration
+  size_t confident_hits = 0;       // kernel hits among the last kConfidenceLaunches before predictions are trusted
   bool prefetch = true, pre_evict = true, invalidate = true;
 };
 

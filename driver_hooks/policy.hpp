@@ -16,6 +16,9 @@
 // - the schedule (schedule.hpp), while the iteration's launches match the planned ones: its victims
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
 //   replacement rule where a slot is still lacking.
+// - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
+//   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
+//   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables and
@@ -47,6 +50,9 @@ namespace deepum {
 // Launches after which, with no iteration mark (inference, a custom optimizer), the replacement rule
 // starts a new iteration of its own: its history of uses stays bounded.
 constexpr uint64_t kLongestIteration = uint64_t(1) << 16;
+
+// Launches under pressure over which the predictor's kernel hits are counted for its confidence.
+constexpr size_t kConfidenceLaunches = 32;
 
 // Share of the distinct exec IDs launched in an iteration that a loaded state must know, in one of
 // the first kWarmStartTrial iterations (the first may be unlike the rest: optimizer state is allocated
@@ -152,10 +158,12 @@ class Policy {
                           warm_.state == WarmStart::kKept;
     predicted_ = prefetcher_ && pressure;
     if (predicted_) predict(exec_id, blocks, count);
+    confident_ = options_.mode == Mode::kOracle || (predicted_ && recent_hits_.count() >= options_.confident_hits);
     const bool prefetching = predicted_ && (options_.mode == Mode::kOracle || options_.prefetch);
     plan_.demand_prefetch = (prefetching && (options_.mode == Mode::kOracle || options_.learn_from == LearnFrom::kAccesses)) ||
                             (options_.mode == Mode::kAdvise && pressure);
-    const bool following = prefetching && scheduled;
+    const bool trusting = prefetching && confident_;
+    const bool following = trusting && scheduled;
     if (following)
       for (const Schedule::Move& m : step)
         if (m.victim != kNone && resident_[m.victim] && used_by_[m.victim] != launch_) evict(m.victim);
@@ -166,7 +174,7 @@ class Policy {
     }
     if (following)
       follow(step);
-    else if (prefetching)
+    else if (trusting)
       plan_prefetches();
     peak_ = std::max(peak_, resident_count_);
     return plan_;
@@ -307,7 +315,9 @@ class Policy {
   }
 
   void predict(uint64_t exec_id, const Block* blocks, size_t count) {
+    const uint64_t hits = prefetcher_->kernel_hits();
     const WindowChange change = prefetcher_->on_launch(exec_id);
+    recent_hits_.record(prefetcher_->kernel_hits() > hits);
     for (size_t i = 0; i < change.popped; ++i) {
       for (Block b : window_.front()) protect_[b] -= 1;
       window_.pop_front();
@@ -381,7 +391,7 @@ class Policy {
   Block victim(uint64_t need_at) {
     const bool sparing = spares_window();
     const bool ruled = replacement_ && (sparing || options_.mode == Mode::kOracle);
-    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, Asking(*this, sparing, true), need_at);
+    const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, Asking(*this, sparing && confident_, true), need_at);
     if (chosen != kNone || need_at > 0 || !(ruled || sparing)) return chosen;
     return lru_.victim(launch_, Asking(*this, false, false), 0);  // the rule found nothing: the driver's rule
   }
@@ -407,6 +417,21 @@ class Policy {
   bool invalidates() const {
     return options_.mode == Mode::kOracle || (options_.mode == Mode::kDeepUM && options_.invalidate);
   }
+
+  // Whether each of the last kConfidenceLaunches launches under pressure was a kernel hit.
+  class RecentHits {
+   public:
+    void record(bool hit) {
+      hits_ += size_t(hit) - size_t(ring_[next_]);
+      ring_[next_] = hit;
+      next_ = (next_ + 1) % kConfidenceLaunches;
+    }
+    size_t count() const { return hits_; }
+
+   private:
+    std::array<bool, kConfidenceLaunches> ring_{};
+    size_t next_ = 0, hits_ = 0;
+  };
 
   void make_resident(Block b) {
     resident_[b] = 1;
@@ -451,6 +476,8 @@ class Policy {
   uint64_t launch_ = 0, iteration_ = 0;
   uint64_t foresight_start_ = 1;                // launch at which the replacement rule's iteration began
   bool predicted_ = false;                      // the last launch went through the prefetcher
+  bool confident_ = false;                      // the last launch trusted the predictions
+  RecentHits recent_hits_;
   std::vector<Block> missing_;
   std::vector<Decision> entry_;
   LaunchPlan plan_;

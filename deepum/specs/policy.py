@@ -26,6 +26,12 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 6. **Invalidation** (deepum with invalidate): a victim or a prefetched block that is dead moves without
    a copy (``discard``, ``populate``) instead of with one (``evict``, ``prefetch``).
 
+**Confidence** (deepum): the window is trusted (it protects its blocks in step 4 and is prefetched in
+step 5, or the schedule is followed) only while the predictor is confident: at least ``confident_hits``
+of the last CONFIDENCE_LAUNCHES launches under pressure were kernel hits (the window had foreseen them).
+Until then nothing is prefetched but the kernel's own blocks (the demand prefetch) and the victims are
+the replacement rule's among the blocks the running kernel does not use; the policy keeps learning.
+
 Replacement rules: "next_use" (deepum.specs.next_use, one dead-block look-ahead) and "lru" (least
 recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes first).
 
@@ -61,6 +67,9 @@ FORESEEN_DEAD_SEARCH = 1
 LONGEST_ITERATION = 1 << 16
 """Launches after which, with no iteration mark, the replacement rule starts an iteration of its own
 (its history of uses stays bounded under inference or a custom optimizer)."""
+
+CONFIDENCE_LAUNCHES = 32
+"""Launches under pressure over which the predictor's kernel hits are counted for its confidence."""
 
 WARM_START_OVERLAP = 0.5
 """Share of the distinct execution IDs launched in an iteration that a loaded state must know, in one of
@@ -101,7 +110,8 @@ class Policy:
         self._window: deque[tuple[int, ...]] = deque()
         self._issued = 0
         self._launch = self._iteration = self._touched_this_iteration = self.peak_resident_blocks = 0
-        self._predicted = False
+        self._predicted = self._confident = False
+        self._recent_hits: deque[bool] = deque(maxlen=CONFIDENCE_LAUNCHES)  # kernel hit, per launch under pressure
         self._foresight_start = 1  # launch at which the replacement rule's iteration began
         self._moves: list = []
 
@@ -137,10 +147,12 @@ class Policy:
         self._predicted = self._predictor is not None and pressure
         if self._predicted:
             self._predict(exec_id, blocks)
+        self._confident = self._predicted and sum(self._recent_hits) >= self.config.confident_hits
         prefetching = self._predicted and self.config.prefetch
         demand_prefetch = ((prefetching and self.config.learn_from == "accesses")
                            or (self.mode == "advise" and pressure))
-        following = prefetching and step is not None
+        trusting = prefetching and self._confident
+        following = trusting and step is not None
         if following:
             for move in step:
                 if move.victim is not None and move.victim in self._migrated and self._used_by.get(move.victim) != self._launch:
@@ -152,7 +164,7 @@ class Policy:
             self._evict(victim)
         if following:
             self._follow(step)
-        elif prefetching:
+        elif trusting:
             self._plan_prefetches()
         self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
         return LaunchPlan(demand_prefetch, self._moves)
@@ -264,7 +276,9 @@ class Policy:
 
     # ----------------------------------------------------------------------------------- decisions
     def _predict(self, exec_id: int, blocks) -> None:
+        hits = self._predictor.kernel_hits
         change = self._predictor.on_kernel(exec_id)
+        self._recent_hits.append(self._predictor.kernel_hits > hits)
         for _ in range(change.popped):
             self._protect.subtract(self._window.popleft())
         self._issued = max(0, self._issued - change.popped)
@@ -319,7 +333,7 @@ class Policy:
 
     def _victim(self, need_at: int) -> int | None:
         sparing = self.mode == "deepum" and self.config.pre_evict
-        may_go = self._may_go(sparing)
+        may_go = self._may_go(sparing and self._confident)
         dead = (lambda b: self._dead(b)) if self._invalidates() else (lambda b: False)
         if sparing and self._next_use:
             chosen = self._next_use.victim(self._launch, self.resident, may_go, dead, FORESEEN_DEAD_SEARCH, need_at)
