@@ -26,14 +26,14 @@ MUTATIONS = {
     "lru-without-dead-preference": (
         "driver_hooks/replacement.hpp", "      if (c.dead(b)) return b;\n", ""),
     "next-use-ignores-window-protection": (
-        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
-        "victim(launch_, Asking(*this, sparing && !ruled, true), need_at)"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing && confident_, true), need_at)",
+        "victim(launch_, Asking(*this, sparing && confident_ && !ruled, true), need_at)"),
     "lru-ignores-window-protection": (
-        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
-        "victim(launch_, Asking(*this, sparing && ruled, true), need_at)"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing && confident_, true), need_at)",
+        "victim(launch_, Asking(*this, sparing && confident_ && ruled, true), need_at)"),
     "prefetch-need-at-zero": (
-        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing, true), need_at)",
-        "victim(launch_, Asking(*this, sparing, true), 0)"),
+        "driver_hooks/policy.hpp", "victim(launch_, Asking(*this, sparing && confident_, true), need_at)",
+        "victim(launch_, Asking(*this, sparing && confident_, true), 0)"),
     "victim-in-use-by-the-running-kernel": (
         "driver_hooks/policy.hpp", "return policy_.used_by_[b] != policy_.launch_ && (", "return (true) && ("),
     "bookkeeping-unbounded-without-marks": (
@@ -53,8 +53,10 @@ MUTATIONS = {
     "schedule-evicts-at-the-victims-last-use": (
         "driver_hooks/schedule.hpp", "at = std::max(size_t(last_[victim] + 1),",
         "at = std::max(size_t(last_[victim] + (last_[victim] < 0)),"),
+    "confidence-ignored": (
+        "driver_hooks/policy.hpp", "recent_hits_.count() >= options_.confident_hits", "true"),
     "policy-ignores-the-schedule": (
-        "driver_hooks/policy.hpp", "const bool following = prefetching && scheduled;", "const bool following = false;"),
+        "driver_hooks/policy.hpp", "const bool following = trusting && scheduled;", "const bool following = false;"),
     "cancellation-ignored": (
         "driver_hooks/memory_map.hpp", "ticket >= d.cancelled_at", "true"),
     "discard-ignores-last-users": (

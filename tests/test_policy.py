@@ -10,7 +10,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from deepum import _native
 from deepum.config import DeepUMConfig
-from deepum.specs.policy import Policy
+from deepum.specs.policy import CONFIDENCE_LAUNCHES, Policy
 
 UNIVERSE = 12  # UM blocks 0..11
 
@@ -42,7 +42,7 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integ
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
-                    prefetch=st.booleans(),
+                    confident_hits=st.integers(0, 3), prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
 
@@ -165,7 +165,7 @@ ITERATION = [(10, [0, 1, 2]), (11, [0, 3]), (12, [1, 4]), (13, [0, 5])]
 def test_pre_eviction_spares_the_blocks_the_window_needs(eviction):
     """Once learned, every block a prefetch or a demand eviction gives up is one no predicted kernel
     in the window needs, while an unneeded resident block remains."""
-    pair = _both("deepum", 4, eviction=eviction, lookahead=2)
+    pair = _both("deepum", 4, eviction=eviction, lookahead=2, confident_hits=0)
     _teach(pair, ITERATION)
     for exec_id, blocks in ITERATION:
         position = [e for e, _ in ITERATION].index(exec_id)
@@ -183,7 +183,7 @@ def test_a_prefetch_does_not_evict_a_block_needed_before_the_kernel_it_is_for():
       prefetch waits.
     - 22: its blocks come on demand; 20's are now in the window, so 21's go."""
     iteration = [(20, [0, 1]), (21, [2, 3]), (22, [4, 5])]
-    pair = _both("deepum", 4, eviction="next_use", lookahead=1)
+    pair = _both("deepum", 4, eviction="next_use", lookahead=1, confident_hits=0)
     _teach(pair, iteration, times=3)
     assert pair.launch(20, [0, 1]) == (True, [("demand", 0), ("demand", 1), ("evict", 4), ("evict", 5)])
     assert pair.launch(21, [2, 3]) == (True, [])
@@ -206,6 +206,22 @@ def test_on_a_repeated_iteration_the_schedule_moves_fewer_blocks_than_the_window
         moved[schedule] = sum(move in ("demand", "prefetch", "populate") for move, _ in moves)
     resident = frozenset({0, 6, 7})  # as the iteration before left them
     assert moved[True] == fewest_fetches([b for _, b in iteration], resident, 3) < moved[False]
+
+
+def test_until_confident_only_the_kernels_own_blocks_are_prefetched():
+    """Under pressure with learned tables, the window is neither prefetched nor protected until
+    confident_hits of the last CONFIDENCE_LAUNCHES launches were kernel hits; the kernel's own missing
+    blocks are still prefetched just before it. Once confident, the window's blocks are prefetched."""
+    def speculative_moves(pair):
+        plans = [pair.launch(exec_id, blocks) for exec_id, blocks in ITERATION]
+        assert all(demand_prefetch for demand_prefetch, _ in plans)
+        return [m for _, moves in plans for m in moves if m[0] in ("prefetch", "populate")]
+
+    pair = _both("deepum", 4, lookahead=2, confident_hits=CONFIDENCE_LAUNCHES)
+    _teach(pair, ITERATION, times=CONFIDENCE_LAUNCHES // len(ITERATION))
+    assert pair.native.kernel_hits > 0 and speculative_moves(pair) == []
+    _teach(pair, ITERATION, times=2)
+    assert speculative_moves(pair) != []
 
 
 def test_no_prediction_before_pressure():
