@@ -127,7 +127,7 @@ def test_every_knob_has_default_range_and_doc_in_one_table():
         assert getattr(DeepUMConfig(), name) == knob.default  # the default is the field's, defined once
         assert knob.doc
         if knob.choices is None:
-            assert 1 <= knob.minimum <= knob.default <= knob.maximum
+            assert 0 <= knob.minimum <= knob.default <= knob.maximum
             DeepUMConfig(**{name: knob.maximum})
             DeepUMConfig(**{name: knob.minimum})
             with pytest.raises(ValueError, match=rf"{name} must be an integer in {knob.minimum:,}\.\.{knob.maximum:,}"):
