@@ -1,7 +1,7 @@
 """Do no harm while learning, in the simulator: deepum's simulated time over um's in every iteration of
 every synthetic workload (defaults, 12 iterations) at 0.75 and 0.5 of the footprint, with the window
-trusted only once the predictor is confident (the default confident_hits) and trusted at once
-(confident_hits=0, the rule before). The target: at most 1.0 in every iteration.
+trusted only once the predictor is confident (confident_hits=16) and trusted at once
+(confident_hits=0, the default). The target: at most 1.0 in every iteration.
 
 Writes bench/results/no_harm/no_harm.json (command, device, date, per-iteration ratios and their
 maximum per workload, capacity and variant) and prints the worst ratio of each.
@@ -23,7 +23,7 @@ from deepum.units import parse_capacity
 
 CAPACITY_FRACTIONS = (0.75, 0.5)
 TARGET = 1.0
-VARIANTS = {"confident": DeepUMConfig(), "trusted-at-once": DeepUMConfig(confident_hits=0)}
+VARIANTS = {"confident": DeepUMConfig(confident_hits=16), "trusted-at-once": DeepUMConfig(confident_hits=0)}
 RESULTS = Path(__file__).resolve().parent / "results" / "no_harm" / "no_harm.json"
 
 

@@ -83,11 +83,12 @@ class DeepUMConfig:
                                                     "of each remembered iteration, 4 bytes each, and at most about "
                                                     "100 bytes each while a plan is made; an iteration using more "
                                                     "is not planned from")
-    confident_hits: int = _size(16, 0, 32, "deepum policy: kernel hits (launches the prediction window foresaw) "
+    confident_hits: int = _size(0, 0, 32, "deepum policy: kernel hits (launches the prediction window foresaw) "
                                             "among the last 32 launches under pressure before the window is "
                                             "trusted (prefetched and protected from eviction); until then only "
                                             "each kernel's own blocks are prefetched, just before it; 0 trusts "
-                                            "it at once")
+                                            "it at once (the default until a GPU shows a value that helps: "
+                                            "docs/results.md)")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "
