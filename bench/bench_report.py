@@ -230,14 +230,21 @@ def markdown(records: list[dict], command: str) -> str:
             f"{_number(record.get('samples_per_s'))} | {_number(record.get('faults_per_step'), 0)} | {_bytes(h2d)} | "
             f"{_bytes(d2h)} | {'–' if coverage is None else f'{coverage:.0%}'} | "
             f"{_x(record.get('ratio_to_in_memory'))} | {_x(record.get('ratio_to_physical_limit'))} | {same} |")
-    failed = [r for r in records if r.get("status") != "ok"]
-    if failed:
-        lines += ["", "## Runs that did not finish", "", "| run | status | last line of its output |",
-                  "| --- | --- | --- |"]
-        for record in failed:
-            last = (record.get("error") or "").strip().splitlines()[-1:] or [""]
-            lines.append(f"| {record.get('run')} | {record['status']} | {last[0].replace('|', '/')[:200]} |")
+    lines += failed_runs_table(records)
     return "\n".join(lines) + "\n"
+
+
+def failed_runs_table(records: list[dict]) -> list[str]:
+    """Markdown lines listing the runs that did not finish, with the last line of each one's output;
+    none when every run finished."""
+    failed = [r for r in records if r.get("status") != "ok"]
+    if not failed:
+        return []
+    lines = ["", "## Runs that did not finish", "", "| run | status | last line of its output |", "| --- | --- | --- |"]
+    for record in failed:
+        last = (record.get("error") or "").strip().splitlines()[-1:] or [""]
+        lines.append(f"| {record.get('run')} | {record['status']} | {last[0].replace('|', '/')[:200]} |")
+    return lines
 
 
 def _groups(records: list[dict]) -> list[tuple[str, list[dict]]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench_report import _axes, _bytes, _legends, _number, _x, ok_records, system_line
+from bench_report import _axes, _bytes, _legends, _number, _x, failed_runs_table, ok_records, system_line
 
 COMPARED = ("um", "deepum")
 """Unified-memory modes set beside each peer."""
@@ -83,13 +83,7 @@ def markdown(records: list[dict], command: str) -> str:
              "x / peer: step time over the peer's; below 1 the unified-memory mode is faster at the same "
              "memory. Params = none: bitwise-equal parameters to plain PyTorch after training.", "",
              markdown_table(comparisons(records))]
-    failed = [r for r in records if r.get("status") != "ok"]
-    if failed:
-        lines += ["", "## Runs that did not finish", "", "| run | status | last line of its output |",
-                  "| --- | --- | --- |"]
-        for record in failed:
-            last = (record.get("error") or "").strip().splitlines()[-1:] or [""]
-            lines.append(f"| {record.get('run')} | {record['status']} | {last[0].replace('|', '/')[:200]} |")
+    lines += failed_runs_table(records)
     return "\n".join(lines) + "\n"
 
 

@@ -3,25 +3,13 @@ the report from synthetic records, the sweep's orchestration with a stand-in for
 argument errors, and (with torch) every workload training a step at tiny sizes."""
 import json
 import math
-import sys
-from pathlib import Path
 
 import pytest
 
-import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
+from bench_scripts import load, use_stub_train
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-_saved_path = list(sys.path)
-sys.path.insert(0, str(BENCH))
-import bench_report  # noqa: E402
-import bounds  # noqa: E402
-import modes  # noqa: E402
-import physical_limit  # noqa: E402
-import run_all  # noqa: E402
-import train as bench_train  # noqa: E402
-import workloads  # noqa: E402
-
-sys.path[:] = _saved_path
+bench_report, bounds, modes, physical_limit, run_all, bench_train, workloads = load(
+    "bench_report", "bounds", "modes", "physical_limit", "run_all", "train", "workloads")
 
 GIB = 1 << 30
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -372,13 +360,8 @@ json.dump(record, open(a.o, "w"))
 
 @pytest.fixture
 def stub_train(tmp_path, monkeypatch):
-    stub = tmp_path / "stub_train.py"
-    stub.write_text(STUB)
-    real = run_all.train_command
-    monkeypatch.setattr(run_all, "train_command", lambda *a: [sys.executable, str(stub), *real(*a)[2:]])
     monkeypatch.setenv("STUB_FREE", str(100 * GIB))
-    monkeypatch.setattr(run_all, "prebuild", lambda: None)
-    return stub
+    return use_stub_train(run_all, monkeypatch, tmp_path / "stub_train.py", STUB)
 
 
 def test_sweep_runs_references_probe_and_budgets(stub_train, tmp_path, capsys):

@@ -2,22 +2,14 @@
 with a stand-in hook, the driver's cases and budget with a stand-in for its processes, the record,
 the no-pressure check with a stand-in for bench/train.py, and argument errors."""
 import json
-import sys
 import types
 from pathlib import Path
 
 import pytest
 
-import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
+from bench_scripts import load, use_stub_train
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-_saved_path = list(sys.path)
-sys.path.insert(0, str(BENCH))
-import hook_cost  # noqa: E402
-import no_pressure  # noqa: E402
-import run_all  # noqa: E402
-
-sys.path[:] = _saved_path
+hook_cost, no_pressure, run_all = load("hook_cost", "no_pressure", "run_all")
 
 
 # --- bench/hook_cost.py ---------------------------------------------------------------------------------
@@ -128,13 +120,7 @@ json.dump({"status": "ok", "workload": a.workload, "workload_id": a.workload, "m
 
 @pytest.fixture
 def stub_train(tmp_path, monkeypatch):
-    stub = tmp_path / "stub_train.py"
-    stub.write_text(STUB)
-    real = run_all.train_command
-    monkeypatch.setattr(run_all, "train_command", lambda *a: [sys.executable, str(stub), *real(*a)[2:]])
-    monkeypatch.setattr(run_all, "prebuild", lambda: None)
-    monkeypatch.delenv("STUB_FAIL", raising=False)
-    return stub
+    return use_stub_train(run_all, monkeypatch, tmp_path / "stub_train.py", STUB)
 
 
 def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):

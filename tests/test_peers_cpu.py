@@ -3,24 +3,14 @@ order with a stand-in for bench/train.py, each peer's peak becoming the capacity
 the report and plot from synthetic records, argument errors, and (with torch) activation
 checkpointing, the optimizer recipe and the process group of one."""
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-import deepum  # noqa: F401  (the installed package first: the bench scripts put the checkout on sys.path)
+from bench_scripts import load, use_stub_train
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
-_saved_path = list(sys.path)
-sys.path.insert(0, str(BENCH))
-import peer_methods  # noqa: E402
-import peer_report  # noqa: E402
-import peers  # noqa: E402
-import run_all  # noqa: E402
-import train as bench_train  # noqa: E402
-import workloads  # noqa: E402
-
-sys.path[:] = _saved_path
+peer_methods, peer_report, peers, run_all, bench_train, workloads = load(
+    "peer_methods", "peer_report", "peers", "run_all", "train", "workloads")
 
 GIB = 1 << 30
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -50,14 +40,8 @@ json.dump(record, open(a.o, "w"))
 
 @pytest.fixture
 def stub_train(tmp_path, monkeypatch):
-    stub = tmp_path / "stub_train.py"
-    stub.write_text(STUB)
-    real = run_all.train_command
-    monkeypatch.setattr(run_all, "train_command", lambda *a: [sys.executable, str(stub), *real(*a)[2:]])
     monkeypatch.setenv("STUB_FREE", str(100 * GIB))
-    monkeypatch.delenv("STUB_FAIL", raising=False)
-    monkeypatch.setattr(run_all, "prebuild", lambda: None)
-    return stub
+    return use_stub_train(run_all, monkeypatch, tmp_path / "stub_train.py", STUB)
 
 
 def load(folder: Path, name: str) -> dict:
