@@ -118,16 +118,12 @@ class NextUseEviction:
         for i in remembered:
             iteration = self._history[i]
             w.word(iteration.length)
-            w.word(len(iteration.execs))
-            for exec_id in iteration.execs:
-                w.word(exec_id)
+            w.sequence(iteration.execs)
             used = sorted((block, b.uses[i]) for block, b in self._blocks.items() if b.uses.get(i))
             w.word(len(used))
             for block, positions in used:
                 w.word(block)
-                w.word(len(positions))
-                for position in positions:
-                    w.word(position)
+                w.sequence(positions)
 
     def load(self, r: StateReader) -> None:
         """Into a rule that has seen no launch."""

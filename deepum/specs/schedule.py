@@ -97,9 +97,7 @@ class Schedule:
             w.word(len(iteration.execs))
             for exec_id, blocks in zip(iteration.execs, iteration.blocks):
                 w.word(exec_id)
-                w.word(len(blocks))
-                for block in blocks:
-                    w.word(block)
+                w.sequence(blocks)
 
     def load(self, r: StateReader) -> None:
         """Into a schedule that has seen no launch."""

@@ -160,17 +160,13 @@ class BlockTable:
     def save(self, w: StateWriter) -> None:
         """The learned state: the start row, the end block (-1: none), then every way by set index,
         most recently learned first, each with its successors, most recent first."""
-        w.word(len(self.start_blocks))
-        for block in self.start_blocks:
-            w.word(block)
+        w.sequence(self.start_blocks)
         w.word(-1 if self.end_block is None else self.end_block)
         ways = [way for index in sorted(self._sets) for way in self._sets[index]]
         w.word(len(ways))
         for tag, successors in ways:
             w.word(tag)
-            w.word(len(successors))
-            for block in successors:
-                w.word(block)
+            w.sequence(successors)
 
     def load(self, r: StateReader) -> None:
         """Into an empty table: relearned oldest first, so that every list keeps its order."""

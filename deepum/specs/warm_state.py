@@ -33,6 +33,13 @@ class StateWriter:
         """An unsigned word, or a signed one (a UM block, -1 for none) in two's complement."""
         self._parts.append(_WORD.pack(value % _WORD_LIMIT))
 
+    def sequence(self, values) -> None:
+        """Their number, then each as a word."""
+        values = list(values)
+        self.word(len(values))
+        for value in values:
+            self.word(value)
+
     def bytes(self) -> bytes:
         return b"".join(self._parts)
 
