@@ -8,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from ..config import DeepUMConfig
+from ..runtime import ranks
 from ..runtime.limits import HOST, MODES, OversubscriptionRefused, RuntimeConfig
 from ..runtime.warm_start import default_path
 from ..units import parse_size
@@ -22,6 +23,11 @@ managed memory, and every optimizer step marks an iteration. When the script end
 to stderr (optimizer steps, median step time, GPU page faults, bytes moved each way, prefetch \
 coverage) and, with --stats-json, deepum.stats() with the run's figures under "run" to a file. The \
 exit status is the script's. Also `python -m deepum run ...`.
+Under torchrun (`torchrun --nproc-per-node N -m deepum run [options] SCRIPT ARGS`) every rank runs \
+under deepum on the device LOCAL_RANK modulo the number of GPUs; sizes given (--capacity, \
+--max-managed-bytes) are per rank, and ranks sharing a GPU split its free memory. Each rank writes \
+--stats-json FILE with .rankN before the suffix, rank 0 also FILE with every rank's figures, and \
+rank 0 prints one summary line per rank (docs/distributed.md).
 Needs PyTorch with a CUDA GPU and cuda-bindings (pip install 'deepum[gpu]') in every mode but none.
 Managed memory stays within half of the free GPU memory unless --max-managed-bytes host (up to what \
 the host can back) or --oversubscribe is given; DEEPUM_NO_OVERSUBSCRIBE=1 refuses both."""
@@ -31,16 +37,18 @@ def add_parser(sub) -> None:
     p = sub.add_parser("run", help="run an unchanged training script under deepum", description=DESCRIPTION)
     p.add_argument("--mode", default="deepum", choices=MODES, help="deepum mode (default deepum)")
     p.add_argument("--capacity", metavar="SIZE",
-                   help="GPU memory for managed data, e.g. 8GiB (default: the free memory less 1 GiB)")
+                   help="GPU memory for managed data, e.g. 8GiB, per rank under torchrun (default: the free "
+                        "memory, or the rank's share of it, less 1 GiB)")
     p.add_argument("--max-managed-bytes", metavar="SIZE|host",
-                   help="the cap on managed memory (default: half of the free GPU memory); host: up to what "
-                        "the host can back, past GPU memory")
+                   help="the cap on managed memory, per rank under torchrun (default: half of the free GPU "
+                        "memory, or of the rank's share of it); host: up to what the host can back, past GPU memory")
     p.add_argument("--oversubscribe", action="store_true",
                    help="allow --max-managed-bytes past GPU memory (up to what the host can back); alone, the "
                         "same as --max-managed-bytes host")
     p.add_argument("--config", metavar="FILE", help="DeepUMConfig JSON for mode deepum (e.g. `deepum tune` output)")
     p.add_argument("--record", metavar="TRACE.npz", help="also record the run's trace into this file")
-    p.add_argument("--stats-json", metavar="FILE", help="write deepum.stats() and the run's figures here at the end")
+    p.add_argument("--stats-json", metavar="FILE", help="write deepum.stats() and the run's figures here at the end (under torchrun: "
+                        "FILE with .rankN before the suffix on each rank, and every rank's figures in FILE on rank 0)")
     warm = p.add_mutually_exclusive_group()
     warm.add_argument("--warm-start", metavar="FILE",
                       help="mode deepum: the learned state to start from and to write at the end (default: "
@@ -103,6 +111,10 @@ def cmd_run(args) -> int:
         raise CLIError("run needs the training script: deepum run [options] SCRIPT [ARGS] (see deepum run --help)")
     if not Path(args.script).is_file():
         raise CLIError(f"no such script: {args.script}")
+    try:
+        ranks.from_environment()
+    except ValueError as exc:
+        raise CLIError(f"cannot run under this launcher: {exc}") from exc
     kwargs = enable_kwargs(args)
     if args.stats_json is not None:
         common.output_file(args.stats_json, option="--stats-json")

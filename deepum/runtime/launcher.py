@@ -6,6 +6,10 @@ own folder is first on sys.path. enable() marks an iteration at every optimizer 
 also times the steps. When the script ends (returns, calls sys.exit, raises or is interrupted) the
 launcher disables deepum, prints a short summary on stderr and writes the stats JSON if asked; the
 exit status is the script's, as Python would give it.
+
+Under a launcher such as torchrun (ranks.py) every rank runs this: each writes its own stats file
+(rank_summary.rank_path), and the summaries are gathered on rank 0, which prints one line per rank
+and a total and writes the gathered file (rank_summary.py; docs/distributed.md).
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import traceback
 from pathlib import Path
 
 from ..units import format_bytes
-from . import session
+from . import rank_summary, ranks, session
 
 
 class LaunchSetupError(Exception):
@@ -187,10 +191,61 @@ def write_stats_json(path: str | Path, script: str, script_args: list[str], outc
     Path(path).write_text(json.dumps(document, indent=1, default=str) + "\n")
 
 
-def run_script(script: str, script_args: list[str], *, enable_kwargs: dict, stats_json: str | None = None) -> int:
+def _write_or_report(write, path, status: int) -> int:
+    """Runs write(); on an OSError one line naming the file, and a status of 0 becomes 1."""
+    try:
+        write()
+    except OSError as exc:
+        print(f"deepum run: error: cannot write --stats-json {path}: {exc.strerror or exc}", file=sys.stderr)
+        return status or 1
+    return status
+
+
+def _finish_rank(script: str, script_args: list[str], outcome: Outcome, placement: ranks.Placement,
+                 stats_json: str | None, timeout_s: float) -> int:
+    """Under a launcher: this rank's stats file, its record published, and on rank 0 the gathered
+    summary lines and file. A rank that cannot take part in the gathering prints its own lines."""
+    status = outcome.status
+    rank = placement.rank
+    if stats_json is not None:
+        own_path = rank_summary.rank_path(stats_json, rank)
+        status = _write_or_report(lambda: write_stats_json(own_path, script, script_args, outcome), own_path, status)
+    entry = rank_summary.record(rank, placement.local_rank, run_figures(script, script_args, outcome), outcome.stats)
+    store = rank_summary.open_store(timeout_s=timeout_s)
+    prefix = rank_summary.key_prefix()
+    if rank != 0:
+        if store is None or not rank_summary.publish(store, prefix, entry):
+            for line in summary(script, outcome):
+                print(line.replace("deepum run:", f"deepum run [rank {rank}]:", 1), file=sys.stderr)
+        return status
+    if store is None:  # no store: rank 0 speaks for itself alone
+        for line in summary(script, outcome):
+            print(line.replace("deepum run:", "deepum run [rank 0]:", 1), file=sys.stderr)
+        entries, missing = [entry], [other for other in range(placement.world_size) if other != rank]
+    else:
+        entries, missing = rank_summary.gather(store, prefix, entry, placement.world_size, timeout_s)
+        lines = {item["rank"]: rank_summary.rank_line(item) for item in entries}
+        lines.update({other: rank_summary.missing_line(other, timeout_s) for other in missing})
+        for other in sorted(lines):
+            print(lines[other], file=sys.stderr)
+        print(rank_summary.total_line(entries, missing, placement.world_size), file=sys.stderr)
+    if stats_json is not None:
+        document = rank_summary.gathered_document(entries, missing, placement.world_size)
+        status = _write_or_report(lambda: Path(stats_json).write_text(json.dumps(document, indent=1, default=str)
+                                                                      + "\n"), stats_json, status)
+    return status
+
+
+def run_script(script: str, script_args: list[str], *, enable_kwargs: dict, stats_json: str | None = None,
+               gather_timeout_s: float = rank_summary.GATHER_TIMEOUT_S) -> int:
     """launch(), then the summary on stderr and the stats JSON; the script's exit status (1 when
-    the script succeeded but its stats could not be written)."""
+    the script succeeded but its stats could not be written). Under a launcher (LOCAL_RANK set),
+    the per-rank files and the summary gathered on rank 0, which waits at most gather_timeout_s
+    seconds in all for the other ranks."""
+    placement = ranks.from_environment()
     outcome = launch(script, script_args, enable_kwargs=enable_kwargs)
+    if placement is not None:
+        return _finish_rank(script, script_args, outcome, placement, stats_json, gather_timeout_s)
     for line in summary(script, outcome):
         print(line, file=sys.stderr)
     if stats_json is not None:

@@ -10,6 +10,11 @@ The fuse's rules:
   can back: available host memory less a margin, host_memory.py; never less than the default), or
   oversubscribe=True with a size up to that, or with no size (the same as "host"). A size above
   the GPU limit alone is refused, so that a mistyped size never oversubscribes the GPU unasked.
+- Several processes on one GPU (a torch.distributed job with more local processes than GPUs,
+  docs/distributed.md): when k processes of the job share the device, each one's figures come from
+  1/k of the free GPU memory at its enable() (processes_on_device = k): its fuse defaults to and is
+  limited by half of that share, and its default capacity is that share less the headroom, so that
+  together they stay within the rule above. Sizes given are per process.
 - The environment variable DEEPUM_NO_OVERSUBSCRIBE (any value but empty or 0) refuses the opt-in:
   shared machines, the test suite and the benchmarks set it, since a GPU driven far past its memory
   can stall every process on it.
@@ -85,6 +90,9 @@ class RuntimeConfig:
         environment variable DEEPUM_NO_OVERSUBSCRIBE is set.
     device: CUDA device index.
     headroom: bytes the default capacity leaves free.
+    processes_on_device: how many processes of the job (this one included) share the device, at
+        least 1; each takes 1/processes_on_device of the free GPU memory as the basis of its
+        capacity and fuse (resolve_limits). enable() sets it from the launcher's placement.
     config: the correlation prefetcher's configuration (mode deepum).
     """
 
@@ -95,6 +103,7 @@ class RuntimeConfig:
     headroom: int | str = DEFAULT_HEADROOM
     config: DeepUMConfig = dataclasses.field(default_factory=DeepUMConfig)
     oversubscribe: bool = False
+    processes_on_device: int = 1
 
     def __post_init__(self):
         if not isinstance(self.oversubscribe, bool):
@@ -109,6 +118,10 @@ class RuntimeConfig:
             raise ValueError(f"unknown deepum mode {self.mode!r}; choose one of {', '.join(MODES)}")
         if not isinstance(self.device, int) or isinstance(self.device, bool) or self.device < 0:
             raise ValueError(f"device must be a CUDA device index (0, 1, ...), got {self.device!r}")
+        if (not isinstance(self.processes_on_device, int) or isinstance(self.processes_on_device, bool)
+                or self.processes_on_device < 1):
+            raise ValueError(f"processes_on_device must be a count of processes (1, 2, ...), "
+                             f"got {self.processes_on_device!r}")
         if not isinstance(self.config, DeepUMConfig):
             raise ValueError(f"config must be a DeepUMConfig, got {type(self.config).__name__}")
         for name in ("capacity", "max_managed_bytes", "headroom"):
@@ -196,6 +209,26 @@ def resolve_capacity(requested: int | None, free_bytes: int, headroom: int) -> i
         raise ValueError(f"capacity={format_bytes(requested)} is more than the GPU has free "
                          f"({format_bytes(free_bytes)}); a capacity emulates a smaller GPU, never a larger one")
     return requested
+
+
+def resolve_limits(settings: RuntimeConfig, free_bytes: int, host_backed: int | None = None) -> Limits:
+    """The capacity and the fuse of a process whose device had `free_bytes` free at enable() and
+    is shared by settings.processes_on_device processes (k): both come from this process's share,
+    free_bytes // k, as resolve_capacity() and resolve_max_managed_bytes() give them. A refusal
+    names the share."""
+    sharing = settings.processes_on_device
+    share = free_bytes // sharing
+    try:
+        capacity = resolve_capacity(settings.capacity, share, settings.headroom)
+        fuse = resolve_max_managed_bytes(settings.max_managed_bytes, share, settings.oversubscribe, host_backed)
+    except ValueError as exc:
+        if sharing == 1:
+            raise
+        raise ValueError(f"{exc} (with {sharing} processes of the job on the device, each one's figures come "
+                         f"from its share of 1/{sharing} of the {format_bytes(free_bytes)} free: "
+                         f"{format_bytes(share)})") from None
+    return Limits(free_at_enable=free_bytes, capacity=capacity, max_managed_bytes=fuse,
+                  oversubscribe=settings.oversubscribe)
 
 
 def too_late_reason(torch_initialized: bool, primary_context_active: bool, current_context: bool,

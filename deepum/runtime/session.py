@@ -17,18 +17,19 @@ torch and cuda-bindings are imported inside functions: importing this module nee
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import sys
 import threading
 
 from ..config import DeepUMConfig
-from . import gpu, host_memory, native_build, warm_start as warm
+from . import gpu, host_memory, native_build, ranks, warm_start as warm
 from .advice import AdviceHooks
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
 from .pool_scopes import PoolScopes
 from .profiler_guard import ProfilerGuard
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
-                     resolve_capacity, resolve_max_managed_bytes, too_late_reason)
+                     resolve_limits, too_late_reason)
 
 
 def configure_before_context(config: RuntimeConfig) -> None:
@@ -87,6 +88,7 @@ class Session:
     def __init__(self, config: RuntimeConfig, limits: Limits | None):
         self.config = config
         self.limits = limits
+        self.placement: ranks.Placement | None = None  # under a launcher: this process's place in the job
         self.record: str | None = None
         self.warm_start: str | None = None  # the warm-start file (mode deepum)
         self.warm_start_decided = False     # its trial has ended (or nothing was loaded)
@@ -158,6 +160,20 @@ def _on_out_of_memory(device, requested, device_allocated, device_free) -> None:
         sys.stderr.write(_last_fuse_message() + "\n")
 
 
+def _place(device: int | None, placement: ranks.Placement | None) -> tuple[int, int]:
+    """The device to use and how many of the job's processes share it: under a launcher, the
+    LOCAL_RANK device unless `device` is given, shared by the local ranks that map to it; otherwise
+    `device` or 0, unshared. Initializes the driver (no context)."""
+    if placement is None:
+        return (0 if device is None else device), 1
+    gpu.driver_init()
+    count = gpu.device_count()
+    if count < 1:
+        raise RuntimeError("the driver sees no CUDA device")
+    chosen = ranks.device_for(placement.local_rank, count) if device is None else device
+    return chosen, ranks.processes_on_device(placement.local_rank, placement.local_world_size, count)
+
+
 def _check_not_too_late(torch, device: int) -> None:
     gpu.driver_init()
     count = gpu.device_count()
@@ -170,7 +186,7 @@ def _check_not_too_late(torch, device: int) -> None:
 
 
 def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_managed_bytes: int | str | None = None,
-           config: DeepUMConfig | str | None = None, device: int = 0, headroom: int | str = DEFAULT_HEADROOM,
+           config: DeepUMConfig | str | None = None, device: int | None = None, headroom: int | str = DEFAULT_HEADROOM,
            record: str | None = None, oversubscribe: bool = False, warm_start: str | None = None) -> Session:
     """Starts the runtime (see RuntimeConfig for the arguments) and returns its Session, which can
     also be used as a context manager. Call it before any CUDA work in the process.
@@ -185,6 +201,12 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
     PYTORCH_ALLOC_CONF with expandable_segments:True) in a unified-memory mode.
 
     config: a DeepUMConfig or the path of a JSON file (e.g. written by `deepum tune`).
+    device: the CUDA device; None: under a launcher such as torchrun (LOCAL_RANK set; ranks.py)
+        the device LOCAL_RANK modulo the number of devices, otherwise 0. Under a launcher the
+        processes of the job that share the device split its free memory (processes_on_device,
+        RuntimeConfig), and once the session runs the device becomes torch's current device
+        (torch.cuda.set_device), so the script's plain "cuda" tensors land in deepum's pool. A
+        malformed launcher environment is a ValueError (mode none included). Docs: docs/distributed.md.
     record: path of a trace (.npz, docs/trace-format.md) written at disable(): kernels, their accesses
         from their arguments, faults, memory events and migrations; call deepum.mark_iteration()
         after each training step so that the trace has iterations.
@@ -194,10 +216,12 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         not match, or a bad file, is one warning and a cold start."""
     global _session, _allocator, _prepared, _advice, _observer_attached, _free_at_first_enable
     global _exit_hook_registered
+    placement = ranks.from_environment()
     if isinstance(config, (str, bytes)) or hasattr(config, "__fspath__"):
         config = DeepUMConfig.load(config)
-    settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes, device=device,
-                             headroom=headroom, config=config or DeepUMConfig(), oversubscribe=oversubscribe)
+    settings = RuntimeConfig(mode=mode, capacity=capacity, max_managed_bytes=max_managed_bytes,
+                             device=0 if device is None else device, headroom=headroom,
+                             config=config or DeepUMConfig(), oversubscribe=oversubscribe)
     if record is not None and settings.mode == "none":
         raise ValueError("record= needs a unified-memory mode (um, advise or deepum): mode none runs no launch hook")
     if record is not None and not str(record).endswith(".npz"):
@@ -208,8 +232,9 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         if _session is not None:
             raise RuntimeError(f"deepum is already enabled (mode {_session.config.mode}); "
                                f"call deepum.disable() first")
-        if settings.mode == "none":
+        if settings.mode == "none":  # touches no GPU: the device is the one given, or 0
             _session = Session(settings, None)
+            _session.placement = placement
             return _session
         problem = allocator_conf_problem()
         if problem:
@@ -218,6 +243,8 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         torch = _import_torch()
         if _allocator is None:
             native_build.build_library(native_build.MANAGED_ALLOCATOR)  # build errors before CUDA is touched
+        chosen, sharing = _place(device, placement)
+        settings = dataclasses.replace(settings, device=chosen, processes_on_device=sharing)
         _check_not_too_late(torch, settings.device)
         if not _prepared:
             configure_before_context(settings)
@@ -226,13 +253,9 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         if _free_at_first_enable is None:
             _free_at_first_enable = torch.cuda.mem_get_info(settings.device)[0]
         # Managed memory of earlier sessions, resident on the GPU, is not free now but counts within
-        # the limits: they stay those of the process's first session.
-        free_bytes = _free_at_first_enable
-        limits = Limits(free_at_enable=free_bytes,
-                        capacity=resolve_capacity(settings.capacity, free_bytes, settings.headroom),
-                        max_managed_bytes=resolve_max_managed_bytes(settings.max_managed_bytes, free_bytes,
-                                                                    settings.oversubscribe, host_backed),
-                        oversubscribe=settings.oversubscribe)
+        # the limits: they stay those of the process's first session. Processes sharing the device
+        # each take their share of it (resolve_limits).
+        limits = resolve_limits(settings, _free_at_first_enable, host_backed)
         if _allocator is None:
             _allocator = ManagedAllocator(settings.device)
         elif _allocator.device != settings.device:
@@ -243,12 +266,15 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             _observer_attached = True
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         session = Session(settings, limits)
+        session.placement = placement
         session.scopes = PoolScopes(torch, _engine, settings.device, _allocator.pool.id)
         session.scopes.route()
         try:
             _start_engine(settings, limits, record is not None, warm_start and str(warm_start))
             if settings.mode == "advise":
                 _advice = AdviceHooks(settings.device)
+            if placement is not None:  # the script's plain "cuda" tensors go to this process's device
+                torch.cuda.set_device(settings.device)
         except BaseException:
             _engine.stop()  # nothing stays running: start() may have succeeded before a later step failed
             session.scopes.unroute()
@@ -353,6 +379,11 @@ def stats() -> dict:
     - ``oversubscribe``: whether the session may go past GPU memory (max_managed_bytes="host" or
       oversubscribe=True).
     - ``free_bytes_at_enable``: free GPU memory when enable() ran.
+    - ``processes_on_device``: how many processes of the job share the device (1 outside a launcher);
+      each one's capacity and fuse come from its 1/processes_on_device share of the free memory.
+    - ``rank``, ``world_size``, ``local_rank``: under a launcher such as torchrun, this process's rank
+      in the job, the job's number of processes, and its rank on this machine (RANK, WORLD_SIZE,
+      LOCAL_RANK); None otherwise.
 
     Managed allocator:
     - ``managed_bytes_in_use``, ``managed_bytes_peak``: managed memory allocated now, and at most.
@@ -412,6 +443,10 @@ def stats() -> dict:
             "max_managed_bytes": session.limits.max_managed_bytes if session and session.limits else None,
             "oversubscribe": bool(session and session.limits and session.limits.oversubscribe),
             "free_bytes_at_enable": session.limits.free_at_enable if session and session.limits else None,
+            "processes_on_device": session.config.processes_on_device if session else None,
+            "rank": session.placement.rank if session and session.placement else None,
+            "world_size": session.placement.world_size if session and session.placement else None,
+            "local_rank": session.placement.local_rank if session and session.placement else None,
         }
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
                  "last_refused_bytes", "driver_failures")
