@@ -20,6 +20,9 @@ from ..units import format_bytes
 
 GATHER_TIMEOUT_S = 60.0
 """Seconds rank 0 waits, in all, for the other ranks' records."""
+LAST_LOOK_S = 0.01
+"""Seconds rank 0 looks for each record still to come once the wait is over (so at most
+GATHER_TIMEOUT_S + LAST_LOOK_S * world size in all)."""
 KEY_STATS = ("mode", "device", "processes_on_device", "capacity_bytes", "gpu_page_faults", "fault_h2d_bytes",
              "prefetch_h2d_bytes", "d2h_bytes")
 """The stats (deepum.stats() keys) a rank's record carries."""
@@ -86,7 +89,8 @@ def publish(store, prefix: str, entry: dict) -> bool:
 def gather(store, prefix: str, own: dict, world_size: int, timeout_s: float = GATHER_TIMEOUT_S,
            clock=time.monotonic) -> tuple[list[dict], list[int]]:
     """Rank 0: the records of all ranks in rank order (its own is `own`) and the ranks whose
-    record did not come within timeout_s seconds in all (or could not be read)."""
+    record did not come within timeout_s seconds in all (plus LAST_LOOK_S a rank), or could not
+    be read."""
     deadline = clock() + timeout_s
     entries, missing = [], []
     for rank in range(world_size):
@@ -94,10 +98,9 @@ def gather(store, prefix: str, own: dict, world_size: int, timeout_s: float = GA
             entries.append(own)
             continue
         key = f"{prefix}{rank}"
-        remaining = deadline - clock()
+        # Past the deadline a record already there is still taken: a short look, not a wait.
+        remaining = max(deadline - clock(), LAST_LOOK_S)
         try:
-            if remaining <= 0:
-                raise TimeoutError(key)
             store.wait([key], datetime.timedelta(seconds=remaining))
             entries.append(json.loads(store.get(key)))
         except Exception:  # noqa: BLE001 - c10d raises its own errors on a timeout
