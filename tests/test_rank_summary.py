@@ -230,7 +230,8 @@ def test_a_bad_launcher_environment_is_one_line_and_status_2(capsys, tmp_path, l
 def test_the_help_says_sizes_are_per_rank(capsys):
     assert main(["run", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "torchrun --nproc-per-node N -m deepum run" in text and "sizes given (--capacity, --max-managed-bytes) are per rank" in text
+    assert "torchrun --nproc-per-node N -m deepum run" in text
+    assert "sizes given (--capacity, --max-managed-bytes) are per rank" in text
 
 
 def test_outside_a_launcher_nothing_changes(capsys, tmp_path, monkeypatch):

@@ -47,7 +47,8 @@ def add_parser(sub) -> None:
                         "same as --max-managed-bytes host")
     p.add_argument("--config", metavar="FILE", help="DeepUMConfig JSON for mode deepum (e.g. `deepum tune` output)")
     p.add_argument("--record", metavar="TRACE.npz", help="also record the run's trace into this file")
-    p.add_argument("--stats-json", metavar="FILE", help="write deepum.stats() and the run's figures here at the end (under torchrun: "
+    p.add_argument("--stats-json", metavar="FILE",
+                   help="write deepum.stats() and the run's figures here at the end (under torchrun: "
                         "FILE with .rankN before the suffix on each rank, and every rank's figures in FILE on rank 0)")
     warm = p.add_mutually_exclusive_group()
     warm.add_argument("--warm-start", metavar="FILE",

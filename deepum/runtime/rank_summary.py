@@ -62,7 +62,8 @@ def open_store(environ: Mapping[str, str] | None = None, timeout_s: float = GATH
     except ImportError:
         return None
     timeout = datetime.timedelta(seconds=timeout_s)
-    if environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True" and environ.get("MASTER_ADDR") and environ.get("MASTER_PORT"):
+    agent_store = environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+    if agent_store and environ.get("MASTER_ADDR") and environ.get("MASTER_PORT"):
         try:
             # A client only (is_master False): the agent hosts the server until every worker exits.
             return dist.TCPStore(environ["MASTER_ADDR"], int(environ["MASTER_PORT"]), is_master=False,
