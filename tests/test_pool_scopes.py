@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from deepum.runtime.pool_scopes import PoolScopes
+from deepum.runtime.pool_scopes import COLLECTIVES_WITHOUT_RECORD_STREAM, PoolScopes, keep_collectives_off_record_stream
 
 OURS = (7, 1)
 THEIRS = (0, 3)
@@ -117,3 +117,12 @@ def test_remove_puts_pytorch_back(setup):
     torch.cuda.graphs.CUDAGraph().capture_begin(THEIRS)
     torch._C._cuda_endAllocateToPool(0, THEIRS)
     assert log == [("empty_cache",), ("capture_begin", THEIRS), ("end_pool", 0, THEIRS)]
+
+
+def test_collectives_are_asked_not_to_record_stream_unless_the_user_chose():
+    environ = {}
+    keep_collectives_off_record_stream(environ)
+    assert environ == {COLLECTIVES_WITHOUT_RECORD_STREAM: "1"}
+    chosen = {COLLECTIVES_WITHOUT_RECORD_STREAM: "0"}
+    keep_collectives_off_record_stream(chosen)
+    assert chosen == {COLLECTIVES_WITHOUT_RECORD_STREAM: "0"}

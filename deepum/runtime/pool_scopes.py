@@ -16,7 +16,20 @@ which are done). So the routing is lifted only after the device has finished all
 from __future__ import annotations
 
 import functools
+import os
 import threading
+
+COLLECTIVES_WITHOUT_RECORD_STREAM = "TORCH_NCCL_AVOID_RECORD_STREAMS"
+"""PyTorch's switch that makes its NCCL process groups keep a collective's tensors alive until the
+collective ends, in place of record_stream on them."""
+
+
+def keep_collectives_off_record_stream(environ=None) -> None:
+    """Asks PyTorch's NCCL process groups made from now on not to record_stream their tensors
+    (sets TORCH_NCCL_AVOID_RECORD_STREAMS=1 unless the user chose a value): under the routing such
+    blocks would be held back for the session and then freed unordered (see the module's note)."""
+    environ = os.environ if environ is None else environ
+    environ.setdefault(COLLECTIVES_WITHOUT_RECORD_STREAM, "1")
 
 
 class PoolScopes:

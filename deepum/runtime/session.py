@@ -26,7 +26,7 @@ from . import gpu, host_memory, native_build, ranks, warm_start as warm
 from .advice import AdviceHooks
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
-from .pool_scopes import PoolScopes
+from .pool_scopes import PoolScopes, keep_collectives_off_record_stream
 from .profiler_guard import ProfilerGuard
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
                      resolve_limits, too_late_reason)
@@ -239,6 +239,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         problem = allocator_conf_problem()
         if problem:
             raise RuntimeError(problem)
+        keep_collectives_off_record_stream()
         host_backed = host_memory.host_backed_bytes() if settings.oversubscribe else None
         torch = _import_torch()
         if _allocator is None:
