@@ -126,3 +126,18 @@ def test_collectives_are_asked_not_to_record_stream_unless_the_user_chose():
     chosen = {COLLECTIVES_WITHOUT_RECORD_STREAM: "0"}
     keep_collectives_off_record_stream(chosen)
     assert chosen == {COLLECTIVES_WITHOUT_RECORD_STREAM: "0"}
+
+
+def test_held_frees_are_released_with_the_routing_lifted(setup):
+    torch, scopes, log = setup
+    assert scopes.release_held_frees() is True
+    assert log == [*LIFT, ("empty_cache",), *RESTORE]
+
+
+def test_held_frees_wait_while_a_capture_is_open(setup):
+    torch, scopes, log = setup
+    graph = torch.cuda.graphs.CUDAGraph()
+    graph.capture_begin(THEIRS)
+    log.clear()
+    assert scopes.release_held_frees() is False
+    assert log == []

@@ -47,6 +47,7 @@ class PoolScopes:
         c = torch._C
         self._begin = c._cuda_beginAllocateToPool
         self._end = c._cuda_endAllocateToPool
+        self._empty_cache = torch.cuda.memory.empty_cache
 
     # -- the session's own routing ---------------------------------------------------------------
     def route(self) -> None:
@@ -75,6 +76,19 @@ class PoolScopes:
             if self.depth == 0:
                 self.route()
                 self.engine.resume()
+
+    def release_held_frees(self) -> bool:
+        """PyTorch's empty_cache with the routing lifted and the device idle, which frees the blocks
+        it held back under the routing (deferred_frees.py); False, doing nothing, while a scope is open."""
+        with self.lock:
+            if self.depth:
+                return False
+            self.open()
+            try:
+                self._empty_cache()
+            finally:
+                self.close()
+        return True
 
     def _ours(self, pool) -> bool:
         return tuple(pool) == self.pool_id

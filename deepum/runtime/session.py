@@ -24,6 +24,7 @@ import threading
 from ..config import DeepUMConfig
 from . import gpu, host_memory, native_build, ranks, warm_start as warm
 from .advice import AdviceHooks
+from .deferred_frees import FUSE_SHARE_DIVISOR, DeferredFrees, routing_holds_frees
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
 from .pool_scopes import PoolScopes, keep_collectives_off_record_stream
@@ -72,6 +73,8 @@ def mark_iteration() -> None:
             return
         if _iterations and _engine.stats()["launches"] == _iterations[-1]["launches"]:
             return
+        if _session.deferred_frees is not None:
+            _session.deferred_frees.release_if_pending()
         touched = _engine.next_iteration()
         if _session.warm_start is not None and not _session.warm_start_decided:
             _session.warm_start_decided = warm.report_trial(_engine.warm_start(), _session.warm_start)
@@ -95,6 +98,7 @@ class Session:
         self.step_hook = None  # marks an iteration after every optimizer step (UM modes)
         self.scopes: PoolScopes | None = None  # the routing, and PyTorch's own pool scopes beside it
         self.profiler_guard: ProfilerGuard | None = None
+        self.deferred_frees: DeferredFrees | None = None  # PyTorch before 2.13: record_stream'd frees
         self.refusals_at_start = _allocator.counter("refusals") if _allocator else 0
 
     def __enter__(self) -> "Session":
@@ -283,6 +287,10 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         session.scopes.install()
         session.profiler_guard = ProfilerGuard(torch, _engine)
         session.profiler_guard.install()
+        if routing_holds_frees(torch.__version__):
+            session.deferred_frees = DeferredFrees(torch, session.scopes.release_held_frees,
+                                                   max(1, limits.max_managed_bytes // FUSE_SHARE_DIVISOR))
+            session.deferred_frees.install()
         session.record = record
         session.warm_start = warm_start and str(warm_start)
         from torch.optim.optimizer import register_optimizer_step_post_hook
@@ -326,6 +334,8 @@ def disable() -> None:
 
         steps = [lambda: torch.cuda.synchronize(settings.device), session.step_hook.remove,
                  session.profiler_guard.remove, session.scopes.remove]
+        if session.deferred_frees is not None:
+            steps.insert(1, session.deferred_frees.remove)
         if session.warm_start is not None:
             steps.append(lambda: warm.save(_engine, session.warm_start, _engine.stats()["table_bytes"]))
         steps.append(_engine.stop)
@@ -391,6 +401,9 @@ def stats() -> dict:
     - ``segments_allocated``, ``segments_freed``, ``segments_live``: the caching allocator's segments.
     - ``fuse_refusals``, ``fuse_last_refused_bytes``: requests the fuse refused, the last one's size.
     - ``driver_allocation_failures``: cudaMallocManaged calls that failed.
+    - ``held_frees_releases``: releases of the record_stream'd blocks PyTorch before 2.13 holds back
+      under the routing (deferred_frees.py), each with the device synchronized; None when the session's
+      PyTorch holds none back.
 
     Launch hook and policy (while the engine is loaded):
     - ``launches``: kernel launches the hook saw. ``hook_ns``: CPU time it spent on them.
@@ -448,6 +461,7 @@ def stats() -> dict:
             "rank": session.placement.rank if session and session.placement else None,
             "world_size": session.placement.world_size if session and session.placement else None,
             "local_rank": session.placement.local_rank if session and session.placement else None,
+            "held_frees_releases": session.deferred_frees.releases if session and session.deferred_frees else None,
         }
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
                  "last_refused_bytes", "driver_failures")
