@@ -82,7 +82,7 @@ STATS_KEYS = ("enabled", "mode", "device", "capacity_bytes", "max_managed_bytes"
               "prefetch_bytes", "demand_prefetch_calls", "demand_prefetch_bytes", "evict_calls", "evict_bytes",
               "discard_calls", "discard_bytes", "populate_calls", "populate_bytes", "kernel_prediction_hits",
               "kernel_prediction_misses", "cuda_errors", "last_cuda_error", "fuse_refusals",
-              "driver_allocation_failures", "h2d_link_busy_ns", "d2h_link_busy_ns")
+              "driver_allocation_failures", "h2d_link_busy_ns", "d2h_link_busy_ns", "held_frees_releases")
 """deepum.stats() keys each rank's record keeps (with per_iteration)."""
 TOTALS = ("gpu_page_faults", "cuda_errors", "prefetch_bytes", "demand_prefetch_bytes", "evict_bytes", "discard_bytes")
 """deepum.stats() totals copied to the top of each rank's figures."""
@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="per-rank GPU budget for the unified-memory modes: bytes or 8GiB-style "
                              "(default: deepum.enable()'s)")
     parser.add_argument("--config", default=None, help="DeepUMConfig JSON (e.g. from deepum tune)")
+    parser.add_argument("--bucket-memory", choices=("managed", "device"), default="managed",
+                        help="ddp: where DDP's gradient buckets, which NCCL reads and writes, live: managed memory "
+                             "like every tensor (default), or plain device memory outside the budget (DDP is "
+                             "then built with find_unused_parameters=True, which keeps the buckets of its "
+                             "construction instead of rebuilding them after the first step)")
     parser.add_argument("--backend", choices=("nccl", "gloo"), default=None,
                         help="process group backend (default: nccl on cuda, gloo on cpu)")
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
@@ -127,6 +132,8 @@ def parse_args(argv=None, environ=None) -> argparse.Namespace:
         args.backend = "nccl" if args.device == "cuda" else "gloo"
     if args.backend == "nccl" and args.device == "cpu":
         parser.error("--backend nccl needs --device cuda")
+    if args.bucket_memory == "device" and (args.parallel != "ddp" or args.device != "cuda"):
+        parser.error("--bucket-memory device applies to --parallel ddp on --device cuda")
     if args.capacity is not None:
         if args.runtime_mode == "none":
             parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
@@ -150,12 +157,20 @@ def parse_args(argv=None, environ=None) -> argparse.Namespace:
     return args
 
 
-def wrap(torch, parallel: str, workload, device):
-    """The workload's model wrapped for `parallel` on `device` (a torch.device)."""
+def wrap(torch, parallel: str, workload, device, bucket_memory: str = "managed"):
+    """The workload's model wrapped for `parallel` on `device` (a torch.device); bucket_memory "device":
+    DDP's gradient buckets in a pool of plain device memory (see --bucket-memory)."""
     if parallel == "ddp":
         from torch.nn.parallel import DistributedDataParallel
 
-        return DistributedDataParallel(workload.model, device_ids=[device.index] if device.type == "cuda" else None)
+        device_ids = [device.index] if device.type == "cuda" else None
+        if bucket_memory == "managed":
+            return DistributedDataParallel(workload.model, device_ids=device_ids)
+        pool = torch.cuda.MemPool()
+        with torch.cuda.use_mem_pool(pool):
+            model = DistributedDataParallel(workload.model, device_ids=device_ids, find_unused_parameters=True)
+        model.bucket_pool = pool  # the buckets' memory lives as long as the model
+        return model
     import functools
 
     from torch.distributed.fsdp import FullyShardedDataParallel
@@ -208,7 +223,7 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
     # the model itself is built from --seed on every rank.
     make_batch = workloads.build(torch, args, device="meta", seed=args.seed + args.rank).make_batch
     workload = workloads.build(torch, args, device=device, seed=args.seed)
-    model = wrap(torch, args.parallel, workload, device)
+    model = wrap(torch, args.parallel, workload, device, args.bucket_memory)
     optimizer = workload.make_optimizer(torch, model)
     step_s, losses = [], []
     for step in range(args.steps):
@@ -255,6 +270,7 @@ def job_record(args, ranks: list[dict], workload, versions: dict) -> dict:
     return {
         "status": "ok", "command": {"argv": list(sys.argv), "world_size": args.world_size},
         "parallel": args.parallel, "mode": args.mode, "runtime_mode": args.runtime_mode,
+        "bucket_memory": args.bucket_memory if args.parallel == "ddp" else None,
         "world_size": args.world_size, "backend": args.backend, "device_type": args.device,
         "workload": args.workload, "workload_id": workloads.workload_id(args), "sizes": workload.info,
         "batch": workload.batch, "global_batch": workload.batch * args.world_size,

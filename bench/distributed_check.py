@@ -46,6 +46,8 @@ from guard import child_env  # the script's own folder is first on sys.path
 from modes import BUDGETED_MODES
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from deepum.units import parse_size  # noqa: E402
 SCRIPT = HERE / "distributed.py"
 PARALLELS = ("ddp", "fsdp")
 SMOKE_WORKLOAD = ["--layers", "2", "--hidden", "256", "--heads", "4", "--seq", "128", "--batch", "2",
@@ -179,10 +181,14 @@ def check_parallel(parallel: str, args, extra: list[str], env: dict) -> dict:
         return run(f"{parallel}_{mode}{tag}", args.out, args.nproc, script_args, args.timeout, env)
 
     runs = {"none": one("none")}
-    runs["deepum_unbudgeted"] = one("deepum", "_unbudgeted") if ok(runs["none"]) else \
-        skipped(f"{parallel}_deepum_unbudgeted", "mode none failed: no reference")
-    footprint = runs["deepum_unbudgeted"].get("footprint_bytes") if ok(runs["deepum_unbudgeted"]) else None
-    capacity = int(footprint * args.fraction) if footprint else None
+    footprint = None
+    if args.capacity is not None:
+        capacity = args.capacity
+    else:
+        runs["deepum_unbudgeted"] = one("deepum", "_unbudgeted") if ok(runs["none"]) else \
+            skipped(f"{parallel}_deepum_unbudgeted", "mode none failed: no reference")
+        footprint = runs["deepum_unbudgeted"].get("footprint_bytes") if ok(runs["deepum_unbudgeted"]) else None
+        capacity = int(footprint * args.fraction) if footprint else None
     for mode in args.modes:
         if capacity is None:
             runs[mode] = skipped(f"{parallel}_{mode}", "no footprint: deepum without a budget did not finish")
@@ -206,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--modes", default=None,
                         help="modes to run under the budget (default: um,deepum; with --smoke: deepum)")
     parser.add_argument("--fraction", type=float, default=0.5, help="per-rank budget as a fraction of the footprint")
+    parser.add_argument("--capacity", default=None, metavar="SIZE",
+                        help="per-rank budget as a size (e.g. 6GiB), in place of --fraction: the run of deepum "
+                             "without a budget is then left out")
     parser.add_argument("--backend", choices=("nccl", "gloo"), default=None,
                         help="process group backend (default: distributed.py's, nccl; gloo with --smoke)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds one run may take (default: %(default)s)")
@@ -235,6 +244,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--fraction must be in (0, 1], got {args.fraction}")
     if args.timeout <= 0:
         parser.error(f"--timeout must be positive, got {args.timeout}")
+    if args.capacity is not None:
+        try:
+            args.capacity = parse_size(args.capacity)
+        except ValueError as exc:
+            parser.error(f"bad --capacity: {exc}")
+        if args.capacity <= 0:
+            parser.error(f"--capacity must be positive, got {args.capacity}")
     if args.smoke:
         if args.backend == "nccl":
             parser.error("--smoke puts two ranks on one GPU, which NCCL refuses; it runs over gloo")

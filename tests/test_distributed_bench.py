@@ -231,3 +231,11 @@ def test_check_argument_errors(argv, message, capsys, tmp_path):
     assert exc.value.code == 2
     lines = error_lines(capsys.readouterr().err)
     assert len(lines) == 1 and message in lines[0]
+
+
+def test_bucket_memory_device_is_ddp_on_cuda_only():
+    for argv in (["--parallel", "fsdp", "--bucket-memory", "device"],
+                 ["--parallel", "ddp", "--device", "cpu", "--mode", "none", "--bucket-memory", "device"]):
+        done = subprocess.run([sys.executable, str(BENCH / "distributed.py"), *argv, "-o", "x.json"],
+                              capture_output=True, text=True, env={**os.environ, **TORCHRUN_ENV}, timeout=60)
+        assert done.returncode == 2 and "--bucket-memory device applies to" in done.stderr, done.stderr
