@@ -36,9 +36,16 @@ def make_fake_torch(log: list):
         _cuda_beginAllocateToPool=logged("route"), _cuda_endAllocateToPool=logged("end_pool"),
         _cuda_beginAllocateCurrentStreamToPool=logged("begin_other"),
         _cuda_beginAllocateCurrentThreadToPool=logged("begin_other_thread"))
-    memory = types.SimpleNamespace(empty_cache=logged("empty_cache"))
+    class MemPool:
+        def __init__(self, allocator=None):
+            self.allocator = allocator
+
+        def __del__(self):
+            log.append(("pool_destroyed", self.allocator))
+
+    memory = types.SimpleNamespace(empty_cache=logged("empty_cache"), MemPool=MemPool)
     cuda = types.SimpleNamespace(graphs=types.SimpleNamespace(CUDAGraph=CUDAGraph), memory=memory,
-                                 empty_cache=memory.empty_cache, synchronize=logged("synchronize"))
+                                 empty_cache=memory.empty_cache, synchronize=logged("synchronize"), MemPool=MemPool)
     return types.SimpleNamespace(_C=c, cuda=cuda)
 
 
@@ -141,3 +148,21 @@ def test_held_frees_wait_while_a_capture_is_open(setup):
     log.clear()
     assert scopes.release_held_frees() is False
     assert log == []
+
+
+def test_pools_made_under_the_routing_outlive_it(setup):
+    torch, scopes, log = setup
+    for make in (torch.cuda.MemPool, torch.cuda.memory.MemPool):
+        pool = make("theirs")
+        assert pool.allocator == "theirs"
+        del pool
+    assert ("pool_destroyed", "theirs") not in log
+    scopes.unroute()
+    assert log == [("end_pool", 0, OURS), ("pool_destroyed", "theirs"), ("pool_destroyed", "theirs")]
+
+
+def test_remove_puts_the_pool_class_back(setup):
+    torch, scopes, log = setup
+    wrapped = torch.cuda.MemPool
+    scopes.remove()
+    assert torch.cuda.MemPool is not wrapped and issubclass(wrapped, torch.cuda.MemPool)

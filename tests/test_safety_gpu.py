@@ -493,6 +493,29 @@ def case_reenable_with_resident(mode: str) -> dict:
     return result
 
 
+def case_pool_dropped_in_session(mode: str) -> dict:
+    """A torch.cuda.MemPool made, used (use_mem_pool) and dropped while deepum runs, then more managed
+    work and disable(): the pool's tensor was in device memory and the process ends normally."""
+    import gc
+
+    import torch
+
+    import deepum
+
+    deepum.enable(mode, capacity=CAPACITY)
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        in_pool = torch.full((MiB,), 3.0, device="cuda")
+    pool_type, pool_sum = _memory_type(in_pool), float(in_pool.sum())
+    del in_pool, pool
+    gc.collect()
+    after = torch.full((MiB,), 2.0, device="cuda")
+    result = {"pool_type": pool_type, "pool_exact": pool_sum == 3.0 * MiB, "after_type": _memory_type(after),
+              "after_exact": float(after.sum()) == 2.0 * MiB}
+    deepum.disable()
+    return result
+
+
 def case_device_memory_after_disable(mode: str, record: str) -> dict:
     """A session under pressure, disable(), plain device tensors made (cudaMalloc memory now), then a
     second session (small capacity, record=) whose kernels use both those device tensors and new
@@ -779,6 +802,14 @@ def test_reenable_with_resident_tensors_keeps_fuse_and_capacity(allocator_built)
     assert result["further_exact"] and result["resident_exact"]
     assert result["further_type"] == MANAGED and result["resident_type"] == MANAGED
     assert result["stats"]["fuse_refusals"] == 0
+
+
+def test_a_pool_dropped_in_a_session_does_not_end_the_process(allocator_built):
+    """b: a MemPool made and dropped while deepum runs (PyTorch asserts when one is destroyed under a
+    routing) is kept until the routing ends; its tensor was device memory, later ones managed."""
+    result, _ = run_case("pool_dropped_in_session", mode="deepum")
+    assert result["pool_type"] == DEVICE and result["after_type"] == MANAGED, result
+    assert result["pool_exact"] and result["after_exact"]
 
 
 def test_device_tensors_made_after_disable_stay_outside_the_engine(allocator_built, tmp_path):

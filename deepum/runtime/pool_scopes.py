@@ -12,6 +12,8 @@ PyTorch before 2.13 counts a routing into a pool as a capture under way: it defe
 block used on other streams (`record_stream`) while the routing lasts, and once no capture is under
 way it frees such a block without waiting for those streams (it takes them for captured streams,
 which are done). So the routing is lifted only after the device has finished all work queued so far.
+It also asserts that no capture is under way when a MemPool is destroyed: the pools made while a
+session runs are kept until its routing ends.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class PoolScopes:
         self.depth = 0                 # scopes open now
         self.lock = threading.RLock()
         self.originals: list[tuple[object, str, object]] = []
+        self.kept_pools: list = []     # MemPools made under the routing, destroyed only after it
         c = torch._C
         self._begin = c._cuda_beginAllocateToPool
         self._end = c._cuda_endAllocateToPool
@@ -54,10 +57,11 @@ class PoolScopes:
         self._begin(self.device, self.pool_id)
 
     def unroute(self) -> None:
-        """Ends the routing (unless a scope has lifted it already)."""
+        """Ends the routing (unless a scope has lifted it already) and lets the kept pools go."""
         with self.lock:
             if self.depth == 0:
                 self._end(self.device, self.pool_id)
+            self.kept_pools.clear()
 
     # -- scopes ------------------------------------------------------------------------------------
     def open(self) -> None:
@@ -104,6 +108,7 @@ class PoolScopes:
         self._wrap(c, "_cuda_endAllocateToPool", lambda original: self._closing_other_pool(original))
         for owner in (torch.cuda, torch.cuda.memory):
             self._wrap(owner, "empty_cache", lambda original: self._lifted(original))
+            self._wrap(owner, "MemPool", lambda original: self._kept(original))
 
     def remove(self) -> None:
         for owner, name, original in reversed(self.originals):
@@ -113,7 +118,8 @@ class PoolScopes:
     def _wrap(self, owner, name: str, make) -> None:
         original = getattr(owner, name)
         self.originals.append((owner, name, original))
-        setattr(owner, name, functools.wraps(original)(make(original)))
+        replacement = make(original)
+        setattr(owner, name, replacement if isinstance(original, type) else functools.wraps(original)(replacement))
 
     def _opening(self, original):
         def opening(*args, **kwargs):
@@ -153,6 +159,18 @@ class PoolScopes:
                 if not self._ours(pool):
                     self.close()
         return closing
+
+    def _kept(self, original):
+        kept = self.kept_pools
+
+        class MemPool(original):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                kept.append(self)
+
+        MemPool.__qualname__ = original.__qualname__
+        MemPool.__module__ = original.__module__
+        return MemPool
 
     def _lifted(self, original):
         def lifted(*args, **kwargs):
