@@ -55,7 +55,6 @@ import json
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -70,7 +69,6 @@ from modes import BY_NAME, GPU_MODES, PEER_MODES  # noqa: E402
 
 import deepum  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
-from deepum.units import parse_size  # noqa: E402
 
 PARALLELS = ("ddp", "fsdp")
 MODES = tuple(name for name in GPU_MODES if name not in PEER_MODES)
@@ -121,10 +119,7 @@ def parse_args(argv=None, environ=None) -> argparse.Namespace:
     environ = os.environ if environ is None else environ
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps must be at least 1, got {args.steps}")
-    if not 0 <= args.warmup < args.steps:
-        parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    bench_train.check_steps_and_capacity(parser, args)
     args.runtime_mode = BY_NAME[args.mode].runtime
     if args.device == "cpu" and args.runtime_mode != "none":
         parser.error(f"--device cpu runs mode none only; mode {args.mode} needs CUDA")
@@ -134,13 +129,6 @@ def parse_args(argv=None, environ=None) -> argparse.Namespace:
         parser.error("--backend nccl needs --device cuda")
     if args.bucket_memory == "device" and (args.parallel != "ddp" or args.device != "cuda"):
         parser.error("--bucket-memory device applies to --parallel ddp on --device cuda")
-    if args.capacity is not None:
-        if args.runtime_mode == "none":
-            parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
-        try:
-            args.capacity = parse_size(args.capacity)
-        except ValueError as exc:
-            parser.error(f"bad --capacity: {exc}")
     try:
         family, _ = workloads.sizes(args)
         args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
@@ -225,20 +213,15 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
     workload = workloads.build(torch, args, device=device, seed=args.seed)
     model = wrap(torch, args.parallel, workload, device, args.bucket_memory)
     optimizer = workload.make_optimizer(torch, model)
-    step_s, losses = [], []
-    for step in range(args.steps):
-        batch = tuple(t.to(device) for t in make_batch(step))
-        synchronize()
-        start = time.perf_counter()
+
+    def step(batch):
         optimizer.zero_grad(set_to_none=False)
         loss = workload.loss_fn(model, batch)
         loss.backward()
         optimizer.step()
-        synchronize()
-        step_s.append(time.perf_counter() - start)
-        losses.append(loss.item())
-        deepum.mark_iteration()
-        print(f"rank {args.rank} step {step} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
+        return loss
+
+    step_s, losses = bench_train.timed_steps(args.steps, device, make_batch, step, synchronize, f"rank {args.rank} ")
     stats = deepum.stats()
     per_iteration = stats.get("per_iteration", [])
     figures = {

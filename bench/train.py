@@ -104,21 +104,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, checked; errors exit with status 2 and one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps must be at least 1, got {args.steps}")
-    if not 0 <= args.warmup < args.steps:
-        parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    check_steps_and_capacity(parser, args)
     if args.offload != "auto" and args.mode != "cpu_offload":
         parser.error(f"--offload applies to mode cpu_offload, not {args.mode}")
     if args.record is not None and BY_NAME[args.mode].runtime == "none":
         parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
-    if args.capacity is not None:
-        if BY_NAME[args.mode].runtime == "none":
-            parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
-        try:
-            args.capacity = parse_size(args.capacity)
-        except ValueError as exc:
-            parser.error(f"bad --capacity: {exc}")
     try:
         workloads.sizes(args)
         args.deepum_config = deepum_config(args)
@@ -127,6 +117,22 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.reference_step_s = reference_step_s(parser, args.reference, workloads.workload_id(args)) if args.reference \
         else None
     return args
+
+
+def check_steps_and_capacity(parser: argparse.ArgumentParser, args) -> None:
+    """Checks --steps, --warmup and --capacity (parsed into bytes), which only the unified-memory
+    modes take; errors exit with status 2 and one line on stderr."""
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    if not 0 <= args.warmup < args.steps:
+        parser.error(f"--warmup must be in [0, --steps) so that at least one step is measured, got {args.warmup}")
+    if args.capacity is not None:
+        if BY_NAME[args.mode].runtime == "none":
+            parser.error(f"--capacity applies to the unified-memory modes; mode {args.mode} runs without a budget")
+        try:
+            args.capacity = parse_size(args.capacity)
+        except ValueError as exc:
+            parser.error(f"bad --capacity: {exc}")
 
 
 def reference_step_s(parser: argparse.ArgumentParser, path: Path, workload_id: str) -> float:
@@ -234,6 +240,24 @@ class OffloadCounter:
         return self.offload.pack_hook(tensor)
 
 
+def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> tuple[list, list]:
+    """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
+    whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
+    synchronize() calls, then deepum.mark_iteration(). Returns the step times (s) and the losses."""
+    step_s, losses = [], []
+    for index in range(steps):
+        batch = tuple(t.to(device) for t in make_batch(index))
+        synchronize()
+        start = time.perf_counter()
+        loss = step(batch)
+        synchronize()
+        step_s.append(time.perf_counter() - start)
+        losses.append(loss.item())
+        deepum.mark_iteration()
+        print(f"{label}step {index} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
+    return step_s, losses
+
+
 def train(torch, args, workload, device: str) -> dict:
     """Runs args.steps steps on `device` ("cuda", or "cpu" for tests), set up for args.mode by
     bench/peer_methods.py; returns step times, losses, (save_on_cpu) the bytes offloaded per step,
@@ -242,11 +266,8 @@ def train(torch, args, workload, device: str) -> dict:
     training = peer_methods.prepare(torch, args.mode, workload, device, args.offload)
     model, optimizer = training.model, training.optimizer
     offload = OffloadCounter(torch) if args.mode == "save_on_cpu" else None
-    step_s, losses = [], []
-    for step in range(args.steps):
-        batch = tuple(t.to(device) for t in workload.make_batch(step))
-        synchronize()
-        start = time.perf_counter()
+
+    def step(batch):
         optimizer.zero_grad(set_to_none=training.zero_grad_to_none)
         if offload is None:
             loss = workload.loss_fn(model, batch)
@@ -255,11 +276,9 @@ def train(torch, args, workload, device: str) -> dict:
                 loss = workload.loss_fn(model, batch)
         loss.backward()
         optimizer.step()
-        synchronize()
-        step_s.append(time.perf_counter() - start)
-        losses.append(loss.item())
-        deepum.mark_iteration()
-        print(f"step {step} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
+        return loss
+
+    step_s, losses = timed_steps(args.steps, device, workload.make_batch, step, synchronize)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
