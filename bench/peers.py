@@ -133,15 +133,7 @@ def peers_of_workload(args, workload: str) -> list[dict]:
 
 def load_records(folder: Path) -> list[dict]:
     """The records this script wrote into the folder (peer_*.json with "run", "status" and "peer")."""
-    records = []
-    for path in sorted(folder.glob("peer_*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and {"run", "status", "peer"} <= set(data):
-            records.append(data)
-    return records
+    return run_all.json_records(folder, "peer_*.json", lambda data: {"run", "status", "peer"} <= set(data))
 
 
 def main(argv=None) -> int:
@@ -150,12 +142,8 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python3", "bench/peers.py", *(sys.argv[1:] if argv is None else argv)])
     if not args.report_only:
-        if not args.dry_run:
-            failure = run_all.prebuild()
-            if failure:
-                print(f"cannot build deepum's native libraries, so no unified-memory run can start: {failure}",
-                      file=sys.stderr)
-                return 1
+        if not args.dry_run and not run_all.prebuilt():
+            return 1
         for workload in args.workloads:
             peers_of_workload(args, workload)
     if args.dry_run:

@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,6 +60,18 @@ def machine() -> dict:
             "python": platform.python_version(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "revision": source_revision()}
+
+
+def write_simulator_record(output: Path, fields: dict) -> None:
+    """Writes a simulator benchmark's JSON record: the command, the device ("cpu (simulator)"), the
+    date and machine(), then `fields`; says where it wrote."""
+    from deepum.offline.report import to_json
+
+    where = machine()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(to_json({"command": " ".join(["python", *sys.argv]), "device": "cpu (simulator)",
+                               "date": where["date"], "machine": where, **fields}, indent=2) + "\n")
+    print(f"wrote {output}")
 
 
 def measure(trace, policy: str, capacity: int, repeats: int) -> dict:

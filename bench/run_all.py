@@ -265,19 +265,35 @@ def prebuild() -> str | None:
     return None if done.returncode == 0 else (done.stderr.strip().splitlines() or ["no output"])[-1]
 
 
-def load_records(folder: Path) -> list[dict]:
-    """The records this script wrote into the folder (<name>.json with "run" and "status"), by name;
-    other JSON there (results.json, bench/gpu_check.py's output, bench/peers.py's records, which
-    have "peer") is left alone."""
+def prebuilt() -> bool:
+    """prebuild(); when it fails, one line on stderr says why no unified-memory run can start.
+    Whether it succeeded."""
+    failure = prebuild()
+    if failure:
+        print(f"cannot build deepum's native libraries, so no unified-memory run can start: {failure}",
+              file=sys.stderr)
+    return not failure
+
+
+def json_records(folder: Path, pattern: str, keep) -> list[dict]:
+    """The JSON objects of the files in `folder` matching `pattern`, in name order, that keep(record)
+    accepts; files that are not JSON objects are skipped."""
     records = []
-    for path in sorted(folder.glob("*.json")):
+    for path in sorted(folder.glob(pattern)):
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError:
             continue
-        if isinstance(data, dict) and "run" in data and "status" in data and "peer" not in data:
+        if isinstance(data, dict) and keep(data):
             records.append(data)
     return records
+
+
+def load_records(folder: Path) -> list[dict]:
+    """The records this script wrote into the folder (<name>.json with "run" and "status"), by name;
+    other JSON there (results.json, bench/gpu_check.py's output, bench/peers.py's records, which
+    have "peer") is left alone."""
+    return json_records(folder, "*.json", lambda data: "run" in data and "status" in data and "peer" not in data)
 
 
 def main(argv=None) -> int:
@@ -286,12 +302,8 @@ def main(argv=None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
     command = shlex.join(["python3", "bench/run_all.py", *(sys.argv[1:] if argv is None else argv)])
     if not args.report_only:
-        if not args.dry_run and set(args.modes) - set(UNBUDGETED_MODES):
-            failure = prebuild()
-            if failure:
-                print(f"cannot build deepum's native libraries, so no unified-memory run can start: {failure}",
-                      file=sys.stderr)
-                return 1
+        if not args.dry_run and set(args.modes) - set(UNBUDGETED_MODES) and not prebuilt():
+            return 1
         for workload in args.workloads:
             sweep_workload(args, workload)
     if args.dry_run:

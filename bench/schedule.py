@@ -16,19 +16,18 @@ Run: python bench/schedule.py [--iterations N] [-o FILE]
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from deepum.config import DeepUMConfig
-from deepum.offline.report import from_iteration, to_json
+from deepum.offline.report import from_iteration
 from deepum.offline.simulator import simulate
 from deepum.offline.synth import GENERATORS
 from deepum.offline.trace_format import BLOCK_BYTES, Trace
 from deepum.offline.trace_io import read_trace
 from deepum.units import parse_capacity
-from replay_throughput import machine  # the script's own folder is first on sys.path
+from replay_throughput import write_simulator_record  # the script's own folder is first on sys.path
 
 CAPACITY_FRACTION = 0.5
 STEADY_FROM = 2  # the third iteration
@@ -117,12 +116,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = [measure(name, trace, source) for name, (trace, source) in workloads(args.iterations).items()]
     print_table(rows)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(to_json({"command": " ".join(["python", *sys.argv]), "device": "cpu (simulator)",
-                                    "date": machine()["date"], "machine": machine(),
-                                    "capacity_fraction": CAPACITY_FRACTION, "steady_from_iteration": STEADY_FROM,
-                                    "results": rows}, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_simulator_record(args.output, {"capacity_fraction": CAPACITY_FRACTION, "steady_from_iteration": STEADY_FROM,
+                                         "results": rows})
 
 
 if __name__ == "__main__":

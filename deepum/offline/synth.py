@@ -26,24 +26,21 @@ __all__ = ["GENERATORS", "generator_options", "synth_bucketed", "synth_cnn", "sy
 GENERATORS = {"transformer": synth_transformer, "cnn": synth_cnn, "bucketed": synth_bucketed, "unet": synth_unet,
               "moe": synth_moe}
 
+_TRANSFORMER_HELP = {
+    "layers": "transformer blocks",
+    "hidden": "model width (elements)",
+    "heads": "attention heads (must divide hidden)",
+    "seq": "sequence length (tokens)",
+    "batch": "sequences per iteration",
+    "vocab": "vocabulary size",
+}
 _HELP = {
-    "transformer": {
-        "layers": "transformer blocks",
-        "hidden": "model width (elements)",
-        "heads": "attention heads (must divide hidden)",
-        "seq": "sequence length (tokens)",
-        "batch": "sequences per iteration",
-        "vocab": "vocabulary size",
-    },
+    "transformer": _TRANSFORMER_HELP,
     "bucketed": {
-        "layers": "transformer blocks",
-        "hidden": "model width (elements)",
-        "heads": "attention heads (must divide hidden)",
+        **_TRANSFORMER_HELP,
         "seq": "longest sequence length (tokens): the first bucket's",
         "buckets": "sequence-length buckets, taken in turn (step i pads to seq * (buckets - i % buckets) "
                    "// buckets tokens); 2 alternates two shapes",
-        "batch": "sequences per iteration",
-        "vocab": "vocabulary size",
     },
     "unet": {
         "levels": "poolings of the encoder (and upsamplings of the decoder)",
@@ -53,12 +50,7 @@ _HELP = {
         "classes": "classes per pixel",
     },
     "moe": {
-        "layers": "transformer blocks",
-        "hidden": "model width (elements)",
-        "heads": "attention heads (must divide hidden)",
-        "seq": "sequence length (tokens)",
-        "batch": "sequences per iteration",
-        "vocab": "vocabulary size",
+        **_TRANSFORMER_HELP,
         "experts": "experts per block (each a 4 x hidden feed-forward network)",
         "active": "experts a block's router sends tokens to in a step, drawn anew each step and block "
                   "(each runs on batch * seq * top_k / active token slots)",
