@@ -5,6 +5,7 @@ is never counted as another; a failed capture_begin closes its scope; remove() p
 from __future__ import annotations
 
 import types
+import weakref
 
 import pytest
 
@@ -14,7 +15,40 @@ OURS = (7, 1)
 THEIRS = (0, 3)
 
 
+class FakePool:
+    """deepum's MemPool: its use count is one for the object plus one per routing into it, as in
+    PyTorch; its destruction is logged with the count it had then."""
+    live: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+    def __init__(self, pool_id, log):
+        self.id, self.log, self.uses = pool_id, log, 1
+        FakePool.live[pool_id] = self
+
+    def use_count(self):
+        return self.uses
+
+    def __del__(self):
+        self.log.append(("pool_destroyed", self.id, self.uses))
+
+
+class FakePools:
+    """deepum's pools (allocator.ManagedAllocator): the one routed into now, and replace_pool()."""
+
+    def __init__(self, log):
+        self.log, self.made = log, 0
+        self.pool = FakePool(OURS, log)
+
+    def replace_pool(self):
+        self.made += 1
+        old, self.pool = self.pool, FakePool((OURS[0], OURS[1] + self.made), self.log)
+        return old
+
+
 def make_fake_torch(log: list):
+    def route(device, pool_id):
+        log.append(("route", device, pool_id))
+        FakePool.live[pool_id].uses += 1
+
     def logged(name, result=None, fails=False):
         def call(*args, **kwargs):
             log.append((name, *args))
@@ -32,8 +66,13 @@ def make_fake_torch(log: list):
         def capture_end(self):
             log.append(("capture_end",))
 
+    def release_pool(device, pool_id):
+        log.append(("release_pool", device, pool_id))
+        FakePool.live[pool_id].uses -= 1
+
     c = types.SimpleNamespace(
-        _cuda_beginAllocateToPool=logged("route"), _cuda_endAllocateToPool=logged("end_pool"),
+        _cuda_beginAllocateToPool=route, _cuda_endAllocateToPool=logged("end_pool"),
+        _cuda_releasePool=release_pool,
         _cuda_beginAllocateCurrentStreamToPool=logged("begin_other"),
         _cuda_beginAllocateCurrentThreadToPool=logged("begin_other_thread"))
     class MemPool:
@@ -64,7 +103,7 @@ class FakeEngine:
 def setup():
     log: list = []
     torch = make_fake_torch(log)
-    scopes = PoolScopes(torch, FakeEngine(log), 0, OURS)
+    scopes = PoolScopes(torch, FakeEngine(log), 0, FakePools(log))
     scopes.route()
     scopes.install()
     log.clear()
@@ -103,10 +142,31 @@ def test_a_failed_capture_begin_closes_its_scope(setup):
     assert scopes.depth == 0
 
 
-def test_empty_cache_runs_with_the_routing_lifted(setup):
-    torch, _scopes, log = setup
+FRESH = (OURS[0], OURS[1] + 1)
+
+
+def test_empty_cache_lets_the_pool_go_with_the_routing_lifted(setup):
+    """The pool in use is replaced and let go before PyTorch's empty_cache, so that its cached
+    segments are freed: the routing's references given back, then the object destroyed with a use
+    count of one (its own); the routing comes back into the fresh pool."""
+    torch, scopes, log = setup
+    scopes.open()  # a scope opened and closed before: the pool was routed into twice
+    scopes.close()
+    log.clear()
     torch.cuda.empty_cache()
-    assert log == [*LIFT, ("empty_cache",), *RESTORE]
+    assert log == [*LIFT, ("release_pool", 0, OURS), ("release_pool", 0, OURS), ("pool_destroyed", OURS, 1),
+                   ("empty_cache",), ("route", 0, FRESH), ("resume",)]
+    assert scopes.pool_id == FRESH and FakePool.live[FRESH].use_count() == 2
+    torch.cuda.memory.empty_cache()
+    assert scopes.pool_id == (OURS[0], OURS[1] + 2)
+
+
+def test_empty_cache_inside_a_capture_keeps_the_pool(setup):
+    torch, scopes, log = setup
+    torch.cuda.graphs.CUDAGraph().capture_begin(THEIRS)
+    log.clear()
+    torch.cuda.empty_cache()
+    assert log == [("empty_cache",)] and scopes.pool_id == OURS
 
 
 def test_unroute_inside_an_open_scope_leaves_the_pool_alone(setup):
@@ -136,9 +196,11 @@ def test_collectives_are_asked_not_to_record_stream_unless_the_user_chose():
 
 
 def test_held_frees_are_released_with_the_routing_lifted(setup):
+    """... into the same pool, where they are used again."""
     torch, scopes, log = setup
     assert scopes.release_held_frees() is True
     assert log == [*LIFT, ("empty_cache",), *RESTORE]
+    assert scopes.pool_id == OURS
 
 
 def test_held_frees_wait_while_a_capture_is_open(setup):

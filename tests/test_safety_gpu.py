@@ -340,9 +340,13 @@ def case_record_stream_rounds(mode: str) -> dict:
     before = deepum.stats()
     torch.cuda.empty_cache()
     after = deepum.stats()
+    y = torch.full((words,), 3, dtype=torch.int32, device="cuda")  # in the fresh pool: managed again
+    exact_after = int(y.sum(dtype=torch.int64)) == 3 * words
     return {"rounds": len(sums), "out_of_memory_at": out_of_memory_at, "exact": exact,
             "in_use_before_empty_cache": before["managed_bytes_in_use"],
-            "in_use_after_empty_cache": after["managed_bytes_in_use"], "stats": after}
+            "in_use_after_empty_cache": after["managed_bytes_in_use"], "stats": after,
+            "exact_after_empty_cache": exact_after,
+            "in_use_after_new_tensor": deepum.stats()["managed_bytes_in_use"]}
 
 
 def case_exception_in_with(mode: str) -> dict:
@@ -699,12 +703,13 @@ def test_record_stream_blocks_are_reused(record_stream_rounds):
         assert stats["held_frees_releases"] >= 1, stats
 
 
-@pytest.mark.xfail(_torch_routes_as_capture(), strict=True,
-                   reason="PyTorch before 2.13 keeps a live pool's cached segments in empty_cache() (not fixed yet)")
 def test_empty_cache_releases_managed_segments(record_stream_rounds):
-    """e: after the rounds, empty_cache() lowers the managed bytes in use."""
+    """e: after the rounds, empty_cache() lowers the managed bytes in use; a tensor made afterwards
+    is managed again and computes exactly."""
     result = record_stream_rounds
     assert result["in_use_after_empty_cache"] < result["in_use_before_empty_cache"], result
+    assert result["exact_after_empty_cache"]
+    assert result["in_use_after_new_tensor"] >= result["in_use_after_empty_cache"] + 32 * MiB, result
 
 
 def test_exit_without_disable_writes_the_recorded_trace(allocator_built, plain_training, tmp_path):

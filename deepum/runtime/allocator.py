@@ -30,9 +30,20 @@ class ManagedAllocator:
         self.lib.deepum_set_max_managed_bytes.argtypes = [ctypes.c_size_t]
         self.lib.deepum_segments.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
         self.pluggable = torch.cuda.memory.CUDAPluggableAllocator(str(self.path), "deepum_malloc", "deepum_free")
-        with torch.cuda.device(device):
-            self.pool = torch.cuda.MemPool(self.pluggable.allocator())
+        self.torch = torch
+        self.make_pool = torch.cuda.MemPool  # PyTorch's own class, never a session's wrapper of it
         self.device = device
+        self.pool = self._new_pool()
+
+    def _new_pool(self):
+        with self.torch.cuda.device(self.device):
+            return self.make_pool(self.pluggable.allocator())
+
+    def replace_pool(self):
+        """Puts a fresh MemPool of the same allocator in place of the current one, and returns the
+        current one: PyTorch releases a pool's cached segments only once the pool is let go."""
+        old, self.pool = self.pool, self._new_pool()
+        return old
 
     def counter(self, name: str) -> int:
         return int(getattr(self.lib, f"deepum_{name}")())

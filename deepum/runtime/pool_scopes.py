@@ -6,7 +6,12 @@ A session routes every CUDA allocation into deepum's managed pool. A CUDA graph 
 nothing of its own (waits, prefetches, event records) into a captured graph. While such a scope is
 open, the routing is lifted and the engine stands aside with its commands drained; when the last
 one closes, both come back. Graph memory is thus plain device memory, outside the budget, and never
-prefetched, evicted or discarded. `torch.cuda.empty_cache()` also runs with the routing lifted.
+prefetched, evicted or discarded.
+
+`torch.cuda.empty_cache()` runs with the routing lifted, and replaces deepum's pool first: PyTorch
+frees the cached segments of a pool only once nothing uses the pool any more. The replaced pool is
+let go (PyTorch frees its cached segments at once, and its live blocks' segments at a later
+empty_cache or out-of-memory retry once they die); later allocations go to the fresh pool.
 
 PyTorch before 2.13 counts a routing into a pool as a capture under way: it defers the free of a
 block used on other streams (`record_stream`) while the routing lasts, and once no capture is under
@@ -38,11 +43,13 @@ class PoolScopes:
     """The session's routing (route, unroute) and the wrappers that lift it for PyTorch's own scopes
     (install, remove)."""
 
-    def __init__(self, torch, engine, device: int, pool_id: tuple[int, int]):
+    def __init__(self, torch, engine, device: int, pools):
+        """pools: deepum's pools (allocator.ManagedAllocator): `pool`, the MemPool routed into now,
+        and `replace_pool()`, which puts a fresh one in its place and returns the old one."""
         self.torch = torch
         self.engine = engine
         self.device = device
-        self.pool_id = tuple(pool_id)
+        self.pools = pools
         self.depth = 0                 # scopes open now
         self.lock = threading.RLock()
         self.originals: list[tuple[object, str, object]] = []
@@ -50,7 +57,12 @@ class PoolScopes:
         c = torch._C
         self._begin = c._cuda_beginAllocateToPool
         self._end = c._cuda_endAllocateToPool
+        self._release_pool = c._cuda_releasePool
         self._empty_cache = torch.cuda.memory.empty_cache
+
+    @property
+    def pool_id(self) -> tuple[int, int]:
+        return tuple(self.pools.pool.id)
 
     # -- the session's own routing ---------------------------------------------------------------
     def route(self) -> None:
@@ -107,7 +119,7 @@ class PoolScopes:
                 self._wrap(c, name, lambda original: self._opening_other_pool(original))
         self._wrap(c, "_cuda_endAllocateToPool", lambda original: self._closing_other_pool(original))
         for owner in (torch.cuda, torch.cuda.memory):
-            self._wrap(owner, "empty_cache", lambda original: self._lifted(original))
+            self._wrap(owner, "empty_cache", lambda original: self._emptying(original))
             self._wrap(owner, "MemPool", lambda original: self._kept(original))
 
     def remove(self) -> None:
@@ -172,11 +184,21 @@ class PoolScopes:
         MemPool.__module__ = original.__module__
         return MemPool
 
-    def _lifted(self, original):
-        def lifted(*args, **kwargs):
-            self.open()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                self.close()
-        return lifted
+    def _emptying(self, original):
+        def empty_cache(*args, **kwargs):
+            with self.lock:
+                self.open()
+                try:
+                    if self.depth == 1:  # no capture beside: a pool may be let go
+                        self._let_go(self.pools.replace_pool())
+                    return original(*args, **kwargs)
+                finally:
+                    self.close()
+        return empty_cache
+
+    def _let_go(self, pool) -> None:
+        """Gives back the references the routing took on a replaced pool (each routing into a pool
+        counts one), leaving the pool object's own; the object's destructor, when the caller drops
+        it, gives back the last one and frees the pool's cached segments."""
+        while pool.use_count() > 1:
+            self._release_pool(self.device, pool.id)

@@ -272,7 +272,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         session = Session(settings, limits)
         session.placement = placement
-        session.scopes = PoolScopes(torch, _engine, settings.device, _allocator.pool.id)
+        session.scopes = PoolScopes(torch, _engine, settings.device, _allocator)
         session.scopes.route()
         try:
             _start_engine(settings, limits, record is not None, warm_start and str(warm_start))
