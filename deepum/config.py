@@ -89,6 +89,10 @@ class DeepUMConfig:
                                             "each kernel's own blocks are prefetched, just before it; 0 trusts "
                                             "it at once (the default until a GPU shows a value that helps: "
                                             "docs/results.md)")
+    wake_percent: int = _size(90, 0, 100, "every mode: the engine sleeps (no launch hook, no policy work) while "
+                                          "deepum's live managed segments hold at most this percentage of the "
+                                          "capacity, and wakes for good once they hold more; 0 never sleeps "
+                                          "(deepum/specs/sleep.py)")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "

@@ -22,6 +22,7 @@ struct Options {
   size_t schedule_ahead = 1;        // most launches ahead of its need the plan prefetches a block
   size_t schedule_accesses = 1;     // most block uses recorded of an iteration
   size_t confident_hits = 0;       // kernel hits among the last kConfidenceLaunches before predictions are trusted
+  size_t wake_percent = 0;         // the engine sleeps until the managed segments pass this share of the capacity
   bool prefetch = true, pre_evict = true, invalidate = true;
 };
 

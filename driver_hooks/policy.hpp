@@ -141,7 +141,7 @@ class Policy {
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];
       ensure(b);
-      if (used_by_[b] == 0) touched_ += 1;
+      count_touched(b);
       used_by_[b] = launch_;
       if (touched_in_[b] != iteration_ + 1) {
         touched_in_[b] = iteration_ + 1;
@@ -178,6 +178,17 @@ class Policy {
       plan_prefetches();
     peak_ = std::max(peak_, resident_count_);
     return plan_;
+  }
+
+  // The engine wakes (sleep_gate.hpp): `blocks` (dense, ascending), every block of the live managed
+  // segments, become resident and touched, without a move.
+  void wake(const Block* blocks, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const Block b = blocks[i];
+      ensure(b);
+      count_touched(b);
+      if (!resident_[b]) make_resident(b, launch_ + 1);  // as of the next launch, which may start an iteration
+    }
   }
 
   // learn_from "faults", simulator: the kernel of the last launch faulted on b.
@@ -312,6 +323,13 @@ class Policy {
     protect_.resize(n, 0);
     used_by_.resize(n, 0);
     touched_in_.resize(n, 0);
+    counted_.resize(n, 0);
+  }
+
+  void count_touched(Block b) {
+    if (counted_[b]) return;
+    counted_[b] = 1;
+    touched_ += 1;
   }
 
   void predict(uint64_t exec_id, const Block* blocks, size_t count) {
@@ -433,11 +451,12 @@ class Policy {
     size_t next_ = 0, hits_ = 0;
   };
 
-  void make_resident(Block b) {
+  void make_resident(Block b) { make_resident(b, launch_); }
+  void make_resident(Block b, uint64_t launch) {
     resident_[b] = 1;
     resident_count_ += 1;
     migrated_.push_back(b);
-    if (replacement_) replacement_->arrive(b, launch_);
+    if (replacement_) replacement_->arrive(b, launch);
   }
 
   void evict(Block b) {
@@ -469,6 +488,7 @@ class Policy {
   std::vector<uint8_t> resident_;
   std::vector<int32_t> protect_;                // window entries that need the block
   std::vector<uint64_t> used_by_;               // last launch that used it (0: none yet)
+  std::vector<uint8_t> counted_;                // counted in touched_ (used, or resident at the wake)
   std::vector<uint64_t> touched_in_;            // 1 + last iteration that used it (0: none)
   Window window_;                               // the prefetcher's window as protected
   size_t issued_ = 0;                           // window entries whose prefetches are all decided

@@ -10,6 +10,7 @@
 
 #include "options_binding.hpp"
 #include "policy.hpp"
+#include "sleep_gate.hpp"
 #include "state_binding.hpp"
 
 namespace py = pybind11;
@@ -54,6 +55,14 @@ class PolicyUnderTest {
     for (const Decision& d : plan.moves) moves.append(py::make_tuple(move_name(d.move), policy_.number(d.block)));
     return py::make_tuple(plan.demand_prefetch, moves);
   }
+  void wake(const std::vector<int64_t>& numbers) {
+    std::vector<Block> blocks;
+    for (int64_t n : numbers) {
+      if (n < 0) throw py::value_error("UM blocks are non-negative");
+      blocks.push_back(policy_.block(n));
+    }
+    policy_.wake(blocks.data(), blocks.size());
+  }
   void set_dead(int64_t number, bool dead) {
     if (dead) facts_.dead_.insert(number); else facts_.dead_.erase(number);
   }
@@ -81,6 +90,8 @@ void bind_policy(py::module_& m) {
            py::arg("config"))
       .def("on_launch", &PolicyUnderTest::on_launch, py::arg("exec_id"), py::arg("blocks"),
            "A kernel launches using `blocks` (each once); returns (demand_prefetch, [(move, block), ...]).")
+      .def("wake", &PolicyUnderTest::wake, py::arg("blocks"),
+           "The engine wakes: `blocks` (ascending), those of the live managed segments, become resident.")
       .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))
       .def("learn_fault", &PolicyUnderTest::learn_fault, py::arg("block"))
       .def("next_iteration", &PolicyUnderTest::next_iteration)
@@ -94,4 +105,11 @@ void bind_policy(py::module_& m) {
       .def_property_readonly("peak_resident_blocks", [](const PolicyUnderTest& p) { return p.policy().peak_resident_blocks(); })
       .def_property_readonly("kernel_hits", [](const PolicyUnderTest& p) { return p.policy().kernel_hits(); })
       .def_property_readonly("kernel_misses", [](const PolicyUnderTest& p) { return p.policy().kernel_misses(); });
+  py::class_<SleepGate>(m, "SleepGate", "When the engine sleeps; same rule as deepum.specs.sleep.SleepGate.")
+      .def(py::init<uint64_t, uint64_t>(), py::arg("capacity_bytes"), py::arg("wake_percent"))
+      .def("segment_alloc", &SleepGate::segment_alloc, py::arg("nbytes"),
+           "A managed segment of `nbytes` is made; whether the engine wakes with it.")
+      .def("segment_free", &SleepGate::segment_free, py::arg("nbytes"))
+      .def("wake", &SleepGate::wake, "Wakes now; whether it slept.")
+      .def_property_readonly("asleep", &SleepGate::asleep);
 }

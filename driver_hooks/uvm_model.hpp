@@ -2,13 +2,16 @@
 // faults in batches, the driver's in-block prefetcher, a host link that moves one migration at a time
 // (the driver serializes migrations), a prefetch worker whose calls cost CPU time, and compute that
 // overlaps with prefetches. It knows no policy: the policy core (policy.hpp) decides, at each launch,
-// which blocks move; the model charges what those moves cost. docs/simulator.md describes it.
+// which blocks move; the model charges what those moves cost. Like the engine, it starts asleep
+// (sleep_gate.hpp): until the trace's managed segments pass the gate, the policy sees no launch and
+// kernels fault on what they lack. docs/simulator.md describes it.
 //
 // Time is in seconds, sizes in bytes. Blocks are dense indices 0..B-1, numbered like the policy's.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -16,6 +19,7 @@
 
 #include "oracle.hpp"
 #include "policy.hpp"
+#include "sleep_gate.hpp"
 #include "trace_view.hpp"
 #include "units.hpp"
 
@@ -49,6 +53,7 @@ struct Totals {
   int64_t released_bytes = 0;    // resident bytes dropped because their segment was released
   int64_t lost_reads = 0;        // reads of a block whose contents were dropped and not rewritten
   int64_t peak_resident_blocks = 0;
+  int64_t woke_at_kernel = -1;   // the first kernel the policy saw (-1: the engine slept throughout)
   double compute_s = 0, fault_stall_s = 0, prefetch_wait_s = 0, time_s = 0;
 };
 
@@ -59,9 +64,13 @@ struct KernelRecord {
 
 class Simulator : private MemoryFacts {
  public:
-  Simulator(const TraceView& trace, const CostModel& cost, int64_t capacity_blocks, const Options& options)
+  // capacity_bytes: the GPU's capacity, for the sleep gate; capacity_blocks: the policy's (at most the
+  // trace's blocks).
+  Simulator(const TraceView& trace, const CostModel& cost, int64_t capacity_blocks, uint64_t capacity_bytes,
+            const Options& options)
       : trace_(trace), cost_(cost), policy_(options, capacity_blocks, *this, oracle_window(trace, options),
                                             oracle_replacement(trace, options)),
+        gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0), capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
         dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0),
         batched_(trace.blocks, 0) {
@@ -73,6 +82,7 @@ class Simulator : private MemoryFacts {
   void run() {
     size_t next_event = 0, next_iteration = 0;
     apply_memory_events(next_event, -1);
+    if (policy_.warm_start().state != WarmStart::kCold && gate_.wake()) waking_ = true;
     for (size_t k = 0; k < trace_.kernels; ++k) {
       for (; next_iteration < trace_.iterations && size_t(trace_.iteration_first_kernel[next_iteration]) <= k; ++next_iteration)
         if (k > 0) policy_.next_iteration();
@@ -80,7 +90,7 @@ class Simulator : private MemoryFacts {
       apply_memory_events(next_event, int64_t(k));
     }
     totals_.time_s = now_;
-    totals_.peak_resident_blocks = policy_.peak_resident_blocks();
+    totals_.peak_resident_blocks = std::max(policy_.peak_resident_blocks(), peak_asleep_);
   }
 
   const Totals& totals() const { return totals_; }
@@ -107,7 +117,15 @@ class Simulator : private MemoryFacts {
     record_ = KernelRecord{now_, now_, 0, 0, 0, 0, 0, 0, 0, 0};
     const Totals before = totals_;
     const int64_t first = trace_.access_offsets[k], last = trace_.access_offsets[k + 1];
-    const LaunchPlan& plan = policy_.on_launch(trace_.exec_id[k], trace_.access_block + first, size_t(last - first));
+    // A trace may touch blocks outside its segments (the engine's never do): the engine wakes before
+    // residency could pass the capacity.
+    if (gate_.asleep() && resident_blocks_ + missing_blocks(first, last) > capacity_blocks_ && gate_.wake())
+      waking_ = true;
+    if (waking_) wake();
+    const bool asleep = gate_.asleep();
+    if (!asleep && totals_.woke_at_kernel < 0) totals_.woke_at_kernel = int64_t(k);  // the policy sees nothing: the kernel faults on what it lacks
+    const LaunchPlan& plan =
+        asleep ? asleep_plan_ : policy_.on_launch(trace_.exec_id[k], trace_.access_block + first, size_t(last - first));
     double ready = now_, room_ready = now_;
     execute(plan, ready, room_ready);
     double fault_s = 0;
@@ -129,7 +147,7 @@ class Simulator : private MemoryFacts {
         totals_.fault_blocks += 1;
         arrival_s_[b] = now_;
         move_in(b, resident_pages_[b] + moved, bytes);
-        policy_.learn_fault(b);
+        if (!asleep) policy_.learn_fault(b);
       }
       if (prefetched_bytes_[b] > 0) {
         totals_.prefetch_used_bytes += prefetched_bytes_[b];
@@ -146,6 +164,7 @@ class Simulator : private MemoryFacts {
       totals_.faults += fault_pages;
       totals_.fault_batches += (fault_pages + cost_.fault_batch_pages - 1) / cost_.fault_batch_pages;
     }
+    if (asleep) peak_asleep_ = std::max(peak_asleep_, resident_blocks_);
     const double compute = double(trace_.duration_ns[k]) * 1e-9;
     const double wait = ready - now_;
     totals_.compute_s += compute;
@@ -238,11 +257,13 @@ class Simulator : private MemoryFacts {
   }
 
   void move_in(Block b, int16_t pages, int64_t bytes) {
+    if (resident_pages_[b] == 0) resident_blocks_ += 1;
     resident_pages_[b] = pages;
     totals_.h2d_bytes += bytes;
   }
 
   void move_out(Block b) {
+    if (resident_pages_[b] > 0) resident_blocks_ -= 1;
     prefetched_bytes_[b] = 0;
     resident_pages_[b] = 0;
   }
@@ -253,6 +274,12 @@ class Simulator : private MemoryFacts {
       const auto action = MemAction(trace_.mem_action[next]);
       const uint64_t start = trace_.mem_address[next], end = start + trace_.mem_bytes[next];
       if (end <= start) continue;
+      if (action == MemAction::kSegmentAlloc) {
+        segments_[start] = end - start;
+        waking_ = gate_.segment_alloc(spanned_bytes(start, end - start)) || waking_;
+      } else if (action == MemAction::kSegmentFree && segments_.erase(start)) {
+        gate_.segment_free(spanned_bytes(start, end - start));
+      }
       for (uint64_t number = start >> kBlockShift; number <= (end - 1) >> kBlockShift; ++number) {
         const Block b = find_block(int64_t(number));
         if (b == kNone) continue;
@@ -262,13 +289,39 @@ class Simulator : private MemoryFacts {
           live_bytes_[b] += overlap;
         } else if (action == MemAction::kFree) {
           live_bytes_[b] -= overlap;
-        } else if (action == MemAction::kSegmentFree && policy_.resident(b)) {
+        } else if (action == MemAction::kSegmentFree && (policy_.resident(b) || resident_pages_[b] > 0)) {
           totals_.released_bytes += int64_t(resident_pages_[b]) * int64_t(kPageBytes);
           move_out(b);
           policy_.release(b);
         }
       }
     }
+  }
+
+  // The oracle never sleeps (it knows the future); without segment events the gate could not wake.
+  static bool sleeps(const TraceView& t, const Options& o) {
+    if (o.mode == Mode::kOracle) return false;
+    for (size_t i = 0; i < t.mem_events; ++i)
+      if (MemAction(t.mem_action[i]) == MemAction::kSegmentAlloc) return true;
+    return false;
+  }
+
+  int64_t missing_blocks(int64_t first, int64_t last) const {
+    int64_t missing = 0;
+    for (int64_t row = first; row < last; ++row) missing += resident_pages_[trace_.access_block[row]] == 0;
+    return missing;
+  }
+
+  // The engine wakes before this launch: the trace's blocks of the live segments, ascending.
+  void wake() {
+    waking_ = false;
+    std::vector<Block> blocks;
+    for (const auto& [start, bytes] : segments_)
+      for (uint64_t number = start >> kBlockShift; number <= (start + bytes - 1) >> kBlockShift; ++number) {
+        const Block b = find_block(int64_t(number));
+        if (b != kNone && (blocks.empty() || blocks.back() != b)) blocks.push_back(b);
+      }
+    policy_.wake(blocks.data(), blocks.size());
   }
 
   Block find_block(int64_t number) const {  // block_number is sorted
@@ -280,6 +333,13 @@ class Simulator : private MemoryFacts {
   const TraceView& trace_;
   const CostModel cost_;
   Policy policy_;
+  SleepGate gate_;
+  const int64_t capacity_blocks_;
+  bool waking_ = false;                    // the gate woke: the policy is told before the next launch
+  std::map<uint64_t, uint64_t> segments_;  // live managed segments: start, bytes
+  const LaunchPlan asleep_plan_{};         // no decision: the policy does not see the launch
+  int64_t resident_blocks_ = 0;            // blocks with a resident page
+  int64_t peak_asleep_ = 0;                // most of them after a kernel the policy did not see
   std::vector<int16_t> resident_pages_;
   std::vector<double> arrival_s_;
   std::vector<int64_t> prefetched_bytes_;  // bytes prefetched and not yet used

@@ -39,7 +39,8 @@ CostModel cost_model(const py::dict& c) {
                    c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>()};
 }
 
-py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const CArray<uint64_t>& exec_id,
+py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64_t capacity_bytes,
+                  const CArray<uint64_t>& exec_id,
                   const CArray<int64_t>& duration_ns, const CArray<int64_t>& access_offsets,
                   const CArray<int32_t>& access_block, const CArray<int16_t>& access_pages,
                   const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
@@ -67,7 +68,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   t.iteration_first_kernel = iteration_first_kernel.data();
   if (t.kernels == 0) throw std::invalid_argument("the trace has no kernels");
 
-  Simulator sim(t, cost_model(cost), capacity_blocks, options_from(policy_name, config));
+  Simulator sim(t, cost_model(cost), capacity_blocks, uint64_t(capacity_bytes), options_from(policy_name, config));
   const bool learns = policy_name == "deepum";
   py::dict out;
   out["warm_state_error"] = py::none();
@@ -98,6 +99,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
   out["populated_bytes"] = s.populated_bytes;
   out["released_bytes"] = s.released_bytes;
   out["lost_reads"] = s.lost_reads;
+  out["woke_at_kernel"] = s.woke_at_kernel < 0 ? py::object(py::none()) : py::object(py::int_(s.woke_at_kernel));
   out["peak_resident_blocks"] = s.peak_resident_blocks;
   out["final_resident_bytes"] = sim.resident_bytes();
   out["compute_s"] = s.compute_s;
@@ -123,13 +125,14 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, const
 }  // namespace
 
 void bind_uvm_model(py::module_& m) {
-  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("exec_id"),
+  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("capacity_bytes"), py::arg("exec_id"),
         py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
         py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
         py::arg("mem_address"), py::arg("mem_bytes"), py::arg("iteration_first_kernel"), py::arg("cost"),
         py::arg("config"), py::arg("warm_state") = py::none(),
         "Replays a trace (dense block indices) under a policy on the UVM driver model; returns totals and "
-        "per-kernel arrays. Times in seconds, sizes in bytes. warm_state (deepum): a learned state loaded "
+        "per-kernel arrays. Times in seconds, sizes in bytes. capacity_blocks: the policy's capacity; "
+        "capacity_bytes: the GPU's, which the sleep gate compares the managed segments with. warm_state (deepum): a learned state loaded "
         "before the replay (a bad one is reported in warm_state_error and the replay starts cold); "
         "learned_state: the policy's at the end.");
 }

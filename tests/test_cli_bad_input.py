@@ -64,8 +64,9 @@ def test_a_capacity_past_the_footprint_replays_like_the_footprint(capsys, trace_
     assert code == code_fp == 0
     big, footprint = json.loads(out), json.loads(out_fp)
     assert big["capacity_bytes"] == 8 * 10**18
-    assert {k: v for k, v in big.items() if k != "capacity_bytes"} == \
-        {k: v for k, v in footprint.items() if k != "capacity_bytes"}
+    assert big["woke_at_kernel"] is None  # the segments never come near such a capacity: the engine sleeps
+    same = lambda result: {k: v for k, v in result.items() if k not in ("capacity_bytes", "woke_at_kernel")}  # noqa: E731
+    assert same(big) == same(footprint)
 
 
 # --- 3, 4: output paths, checked before the work --------------------------------------------------

@@ -32,6 +32,10 @@ class Pair:
         assert (demand_prefetch, [tuple(m) for m in moves]) == (expected.demand_prefetch, expected.moves)
         return demand_prefetch, expected.moves
 
+    def wake(self, blocks) -> None:
+        self.spec.wake(blocks)
+        self.native.wake(list(blocks))
+
     def set_dead(self, block: int, dead: bool) -> None:
         (self.dead.add if dead else self.dead.discard)(block)
         self.native.set_dead(block, dead)
@@ -62,8 +66,10 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
         self.program = self.programs[0]
         self.position = 0
         self.last_blocks: list[int] = []
+        self.woke = self.over_capacity_until_a_launch = False
 
     def _launch(self, exec_id, blocks):
+        self.over_capacity_until_a_launch = False
         _, moves = self.pair.launch(exec_id, blocks)
         left = {b for move, b in moves if move in ("evict", "discard")}
         assert not left & set(blocks), "a block the running kernel uses was evicted"
@@ -83,6 +89,13 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
     @rule(k=kernel)
     def a_kernel_off_the_iteration(self, k):
         self._launch(k[0], sorted(k[1])[:self.capacity])
+
+    @precondition(lambda self: not self.woke)
+    @rule(blocks=st.lists(st.integers(0, UNIVERSE - 1), unique=True, max_size=UNIVERSE))
+    def the_engine_wakes(self, blocks):
+        """Once, usually before any launch: the blocks of the live segments become resident."""
+        self.woke = self.over_capacity_until_a_launch = True
+        self.pair.wake(sorted(blocks))
 
     @rule(block=st.integers(0, UNIVERSE - 1), dead=st.booleans())
     def allocation_dies_or_is_reborn(self, block, dead):
@@ -106,7 +119,8 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
             return
         spec, native = self.pair.spec, self.pair.native
         assert [spec.resident(b) for b in range(UNIVERSE)] == [native.resident(b) for b in range(UNIVERSE)]
-        assert spec.resident_blocks == native.resident_blocks <= self.capacity
+        assert spec.resident_blocks == native.resident_blocks
+        assert spec.resident_blocks <= self.capacity or self.over_capacity_until_a_launch
         assert spec.peak_resident_blocks == native.peak_resident_blocks
 
 
@@ -289,3 +303,25 @@ def test_native_bookkeeping_stays_flat_without_iteration_marks():
     for launch in range(450_000):
         native.on_launch(*program[launch % len(program)])
     assert resident_kib() - before < 4096
+
+
+def test_after_waking_the_next_launch_evicts_down_to_the_capacity():
+    """Woken blocks are resident without a move; the next launch takes only its missing block and
+    evicts the least recently arrived woken blocks (ascending) down to the capacity; a woken block
+    still resident is not demanded again."""
+    pair = _both("um", 3)
+    pair.wake(range(6))
+    assert pair.spec.resident_blocks == pair.native.resident_blocks == 6
+    _, moves = pair.launch(1, [6])
+    assert moves == [("demand", 6), ("evict", 0), ("evict", 1), ("evict", 2), ("evict", 3)]
+    _, moves = pair.launch(2, [5])
+    assert moves == []
+
+
+def test_woken_blocks_count_toward_pressure():
+    """deepum predicts from the first launch after a wake that makes more blocks resident than the
+    capacity holds, and not before pressure without one."""
+    woken, cold = _both("deepum", 2), _both("deepum", 2)
+    woken.wake([0, 1, 2])
+    assert woken.launch(1, [3])[0] is True   # under pressure: the kernel's blocks prefetched before it
+    assert cold.launch(1, [3])[0] is False

@@ -46,6 +46,9 @@ class SimResult:
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
     populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
+    woke_at_kernel: the first kernel the policy saw (deepum.specs.sleep: the engine sleeps until the
+        managed segments pass wake_percent of the capacity; 0 when it never slept), None when it slept
+        throughout (the policy decided nothing; kernels faulted on what they lacked).
     warm_start: the trial of warm_state ("state": cold (a bad one), kept or forgotten; "iterations":
         judged; "launched": distinct exec IDs of the last judged; "known": those the state knew); None
         without warm_state.
@@ -85,6 +88,7 @@ class SimResult:
     per_iteration: list
     config: dict | None
     calibration: str
+    woke_at_kernel: int | None = None
     warm_start: dict | None = None
     timeline: dict = dataclasses.field(repr=False, default_factory=dict)
     learned_state: bytes | None = dataclasses.field(repr=False, default=None)
@@ -122,7 +126,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     capacity_blocks = min(capacity_blocks, max(1, block_number.size))
     has_mem = trace.has_memory_events
     raw = _native.simulate(
-        policy, capacity_blocks, trace.kernel_exec_id, trace.kernel_duration_ns, trace.access_offsets,
+        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, trace.kernel_duration_ns, trace.access_offsets,
         dense.astype(np.int32), trace.access_pages, trace.access_write.view(np.uint8), block_number,
         trace.mem_kernel if has_mem else np.zeros(0, np.int64),
         trace.mem_action if has_mem else np.zeros(0, np.int8),
@@ -173,6 +177,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         per_iteration=_per_iteration(trace, timeline),
         config=_reported_config(policy, config),
         calibration=calibration.device,
+        woke_at_kernel=raw["woke_at_kernel"],
         warm_start=warm_start,
         timeline=timeline,
         learned_state=raw["learned_state"],

@@ -26,6 +26,10 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 6. **Invalidation** (deepum with invalidate): a victim or a prefetched block that is dead moves without
    a copy (``discard``, ``populate``) instead of with one (``evict``, ``prefetch``).
 
+**Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
+until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
+in ascending order, without a move (which of them the GPU touched meanwhile is not known).
+
 **Confidence** (deepum): the window is trusted (it protects its blocks in step 4 and is prefetched in
 step 5, or the schedule is followed) only while the predictor is confident: at least ``confident_hits``
 of the last CONFIDENCE_LAUNCHES launches under pressure were kernel hits (the window had foreseen them).
@@ -168,6 +172,14 @@ class Policy:
             self._plan_prefetches()
         self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
         return LaunchPlan(demand_prefetch, self._moves)
+
+    def wake(self, blocks) -> None:
+        """The engine wakes (deepum.specs.sleep): `blocks`, every block of the live managed segments in
+        ascending order, become resident and touched, without a move."""
+        for b in blocks:
+            self._used_by.setdefault(b, self._launch)
+            if b not in self._migrated:
+                self._arrive(b, self._launch + 1)  # as of the next launch, which may start an iteration
 
     def learn_fault(self, block: int) -> None:
         """learn_from "faults": the kernel of the last launch faulted on `block`."""
@@ -363,10 +375,10 @@ class Policy:
     def _invalidates(self) -> bool:
         return self.mode == "deepum" and self.config.invalidate
 
-    def _arrive(self, block: int) -> None:
+    def _arrive(self, block: int, launch: int | None = None) -> None:
         self._migrated[block] = None
         if self._next_use:
-            self._next_use.arrive(block, self._launch)
+            self._next_use.arrive(block, self._launch if launch is None else launch)
 
     def _evict(self, block: int) -> None:
         del self._migrated[block]

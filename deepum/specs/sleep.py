@@ -1,0 +1,54 @@
+"""When the engine sleeps: the readable specification of driver_hooks/sleep_gate.hpp, which the GPU
+engine and the offline simulator both run.
+
+Residency can never exceed the managed segments, so while they hold no more than the capacity nothing
+ever has to move, and watching launches only costs time (the gate counts the bytes of the blocks the
+segments span, `spanned_bytes`, as blocks are what becomes resident). The engine therefore starts asleep: the
+launch hook is off and the policy sees no launch. It wakes, for good, at the first managed segment
+that takes the live segments past `wake_percent` of the capacity; from the next launch on, the
+launch hook runs and the policy, told first that every block of the live segments is resident
+(Policy.wake: which of them the GPU touched while the engine slept is not known), decides as
+usual. With wake_percent 0 the engine never sleeps, and a session that loads a learned state (a warm
+start) wakes at once: the run that learned it was under pressure.
+"""
+from __future__ import annotations
+
+from .. import _native
+
+BLOCK_BYTES: int = _native.BLOCK_BYTES
+
+
+def spanned_bytes(address: int, nbytes: int) -> int:
+    """The bytes of the blocks a segment at `address` of `nbytes` spans: what the gate counts, since a
+    block partly inside a segment may be resident whole."""
+    if nbytes <= 0:
+        return 0
+    return ((address + nbytes - 1) // BLOCK_BYTES - address // BLOCK_BYTES + 1) * BLOCK_BYTES
+
+
+class SleepGate:
+    """Whether the engine sleeps, from the sizes of the managed segments made and freed."""
+
+    def __init__(self, capacity_bytes: int, wake_percent: int):
+        if not 0 <= wake_percent <= 100:
+            raise ValueError(f"wake_percent must be within 0..100, got {wake_percent}")
+        self.threshold_bytes = capacity_bytes * wake_percent // 100
+        self.segment_bytes = 0
+        self.asleep = wake_percent > 0
+
+    def segment_alloc(self, nbytes: int) -> bool:
+        """A managed segment of `nbytes` is made; whether the engine wakes with it."""
+        self.segment_bytes += nbytes
+        if self.asleep and self.segment_bytes > self.threshold_bytes:
+            self.asleep = False
+            return True
+        return False
+
+    def wake(self) -> bool:
+        """Wakes now (a session that loads a learned state expects pressure); whether it slept."""
+        slept, self.asleep = self.asleep, False
+        return slept
+
+    def segment_free(self, nbytes: int) -> None:
+        """A managed segment this gate saw made is freed."""
+        self.segment_bytes -= nbytes
