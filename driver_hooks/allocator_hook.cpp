@@ -24,6 +24,16 @@ bool managed_on_our_device(const CA::TraceEntry& e) {
          managed;
 }
 
+// The sleep gate of the running engine follows the managed segments (sleep_gate.hpp).
+void note_segment(Runtime& rt, uint64_t addr, uint64_t size, bool made) {
+  if (!rt.engine) return;
+  std::lock_guard<std::mutex> lock(rt.sleep.mutex);
+  if (!made)
+    rt.sleep.gate.segment_free(spanned_bytes(addr, size));
+  else if (rt.sleep.gate.segment_alloc(spanned_bytes(addr, size)))
+    wake_engine();
+}
+
 void on_event(const CA::TraceEntry& e) {
   Runtime& rt = runtime();
   const uint64_t addr = e.addr_, size = e.size_;
@@ -40,10 +50,11 @@ void on_event(const CA::TraceEntry& e) {
     case CA::TraceEntry::SEGMENT_ALLOC:
       if (!managed_on_our_device(e)) return;
       rt.memory.on_segment_alloc(addr, size);
+      note_segment(rt, addr, size, true);
       action = MemAction::kSegmentAlloc;
       break;
     case CA::TraceEntry::SEGMENT_FREE:
-      rt.memory.on_segment_free(addr, size);  // ignored unless the segment is known
+      if (rt.memory.on_segment_free(addr, size)) note_segment(rt, addr, size, false);  // a managed segment
       action = MemAction::kSegmentFree;
       break;
     default: return;

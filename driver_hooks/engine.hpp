@@ -59,6 +59,14 @@ class Engine : private MemoryFacts {
     submit(plan, stream);
   }
 
+  // The engine wakes (sleep_gate.hpp): the blocks of the live managed segments (UM numbers, ascending).
+  void wake(const std::vector<int64_t>& numbers) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_.clear();
+    for (int64_t n : numbers) blocks_.push_back(policy_.block(n));
+    policy_.wake(blocks_.data(), blocks_.size());
+  }
+
   void drain() { worker_.drain(); }
   void learn_faults(const uint64_t* exec_ids, const int64_t* offsets, const int64_t* blocks, size_t launches) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -111,6 +111,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   for (const Access& a : merged) blocks.push_back(a.block);
   if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, merged);
   if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
+  if (rt.sleep.waking.exchange(false)) rt.engine->wake(rt.memory.segment_blocks());
   rt.engine->on_launch(id, blocks, stream);
 }
 
@@ -168,11 +169,26 @@ void subscribe_launch_hook() {
                              "Systems, Nsight Compute or torch.profiler) holds CUPTI's callbacks in this process");
   }
   check_cupti(subscribed, "cuptiSubscribe");
-  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
-    check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid), "cuptiEnableCallback");
   check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING),
               "cuptiEnableCallback(MODULE_UNLOAD_STARTING)");
+}
+
+bool enable_launch_callbacks() {
+  Runtime& rt = runtime();
+  if (!rt.subscriber) return false;
+  bool ok = true;
+  for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                                CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz})
+    ok = cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) == CUPTI_SUCCESS && ok;
+  return ok;
+}
+
+void wake_engine() {
+  Runtime& rt = runtime();
+  rt.sleep.waking.store(true);
+  rt.sleep.asleep.store(false);
+  if (rt.subscriber && !enable_launch_callbacks())
+    rt.counters.note_failure("cuptiEnableCallback", "the launch hook could not come on: launches stay unseen");
 }
 
 void unsubscribe_launch_hook() {

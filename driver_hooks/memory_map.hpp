@@ -60,13 +60,30 @@ class MemoryMap {
   // The segment's memory goes back to the system (cudaFree waits for all work: the blocks it wholly
   // covers have no last users left). While an engine runs (track_releases), the blocks it covers,
   // wholly or partly, are queued for it to release from its residency model (take_released).
-  void on_segment_free(uint64_t addr, uint64_t size) {
+  // Says whether it was a managed segment.
+  bool on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!segments_.erase(addr) || !size) return;  // not a managed segment
+    if (!segments_.erase(addr)) return false;  // not a managed segment
+    if (!size) return true;
     for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
       last_users_.erase(int64_t(b));
-    if (!tracking_releases_) return;
-    for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
+    if (tracking_releases_)
+      for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
+    return true;
+  }
+  // The live managed segments, (start, bytes) by start.
+  std::vector<std::pair<uint64_t, uint64_t>> segments() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return {segments_.begin(), segments_.end()};
+  }
+  // The blocks the live managed segments span, ascending, each once.
+  std::vector<int64_t> segment_blocks() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<int64_t> blocks;
+    for (const auto& [addr, size] : segments_)
+      for (uint64_t b = addr >> kBlockShift; size && b <= (addr + size - 1) >> kBlockShift; ++b)
+        if (blocks.empty() || blocks.back() != int64_t(b)) blocks.push_back(int64_t(b));
+    return blocks;
   }
 
   // The managed parts of `blocks` (in order) as (start, bytes) ranges, contiguous parts of one managed

@@ -24,7 +24,8 @@ class MemoryMapUnderTest {
   bool on_alloc(uint64_t addr, uint64_t size, int64_t stream) { return map_.on_alloc(addr, size, stream); }
   bool on_free_completed(uint64_t addr) { return map_.on_free_completed(addr); }
   void on_segment_alloc(uint64_t addr, uint64_t size) { map_.on_segment_alloc(addr, size); }
-  void on_segment_free(uint64_t addr, uint64_t size) { map_.on_segment_free(addr, size); }
+  bool on_segment_free(uint64_t addr, uint64_t size) { return map_.on_segment_free(addr, size); }
+  std::vector<int64_t> segment_blocks() const { return map_.segment_blocks(); }
   void track_releases(bool on) {
     std::lock_guard<std::mutex> lock(map_.mutex());
     map_.track_releases(on);
@@ -100,7 +101,10 @@ void bind_memory_map(py::module_& m) {
            "Whether the allocation was tracked.")
 
       .def("on_segment_alloc", &MemoryMapUnderTest::on_segment_alloc, py::arg("addr"), py::arg("size"))
-      .def("on_segment_free", &MemoryMapUnderTest::on_segment_free, py::arg("addr"), py::arg("size"))
+      .def("on_segment_free", &MemoryMapUnderTest::on_segment_free, py::arg("addr"), py::arg("size"),
+           "A segment is freed; whether it was a managed one.")
+      .def("segment_blocks", &MemoryMapUnderTest::segment_blocks,
+           "The blocks the live managed segments span, ascending, each once (what the engine wakes with).")
       .def("dead", &MemoryMapUnderTest::dead, py::arg("block"))
       .def("managed_part", &MemoryMapUnderTest::managed_part, py::arg("block"),
            "(start, bytes, segment start) of the block's part inside a managed segment; bytes 0 when none.")

@@ -2,6 +2,7 @@
 // modified driver does, from user space.
 // - Launch hook (launch_hook.cpp): CUPTI driver-API callback on cuLaunchKernel*; reads the kernel's
 //   arguments, derives its execution ID and the UM blocks it accesses, and hands them to the engine.
+//   It is off while the engine sleeps (sleep_gate.hpp: the managed segments far from the capacity).
 // - Allocator hook (allocator_hook.cpp): the caching allocator's trace feeds the memory map
 //   (memory_map.hpp): live allocations, managed segments, discard tickets.
 // - Engine (engine.hpp): executes the policy core's decisions; its worker (worker.hpp) issues them.
@@ -27,6 +28,7 @@
 #include "counters.hpp"
 #include "engine.hpp"
 #include "recorder.hpp"
+#include "sleep_gate.hpp"
 #include "worker.hpp"
 
 namespace deepum {
@@ -35,6 +37,14 @@ struct LaunchHookState {
   std::mutex params_mutex;
   std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;  // (offset, size) per argument
   uint64_t allocations_at_last_launch = 0;  // guarded by the memory map's mutex
+};
+
+// The running engine's sleep (sleep_gate.hpp): asleep, the launch callbacks are off.
+struct SleepState {
+  std::mutex mutex;                 // guards gate: the allocator hook runs on allocating threads
+  SleepGate gate{0, 0};
+  std::atomic<bool> asleep{false};
+  std::atomic<bool> waking{false};  // woke: the engine is told (Engine::wake) before the next launch it sees
 };
 
 struct Runtime {
@@ -48,6 +58,7 @@ struct Runtime {
   CUcontext context = nullptr;                  // its primary context: other contexts' launches are ignored
   std::atomic<int> paused{0};                   // open graph captures and other pools' scopes (pool_scopes.py)
   CUpti_SubscriberHandle subscriber = nullptr;  // the launch hook's, while started
+  SleepState sleep;
   bool fault_log_configured = false;
   std::once_flag allocator_hook_attached;
   std::unique_ptr<Engine> engine;  // while started; declared last, so destroyed first
@@ -56,8 +67,12 @@ struct Runtime {
 Runtime& runtime();  // online_bindings.cpp
 
 // launch_hook.cpp
-void subscribe_launch_hook();
+void subscribe_launch_hook();  // module unloads only: the launch callbacks come on when the engine wakes
 void unsubscribe_launch_hook();
+bool enable_launch_callbacks();  // false when CUPTI refuses
+// The gate opened: from the next launch on the engine sees launches, the policy told first of the
+// live segments' blocks. A refusal of CUPTI is counted as a CUDA error (the engine stays blind).
+void wake_engine();
 // allocator_hook.cpp
 void attach_allocator_hook();
 // fault_log.cpp: configure before the CUDA context exists, or CUPTI records no UM counters.

@@ -63,7 +63,20 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
     attach_allocator_hook();
     rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
                                          rt.memory, rt.counters);
+    {
+      // A recording and lessons from faults need every launch: they never sleep. Segments made
+      // meanwhile may count twice (the gate then wakes early, never late).
+      std::lock_guard<std::mutex> lock(rt.sleep.mutex);
+      rt.sleep.gate = SleepGate(uint64_t(std::max<int64_t>(0, capacity_bytes)),
+                                record || learn_faults ? 0 : options.wake_percent);
+      bool woke = false;
+      for (const auto& [addr, size] : rt.memory.segments()) woke = rt.sleep.gate.segment_alloc(spanned_bytes(addr, size)) || woke;
+      rt.sleep.asleep.store(rt.sleep.gate.asleep());
+      rt.sleep.waking.store(woke);
+    }
     subscribe_launch_hook();
+    if (!rt.sleep.asleep.load() && !enable_launch_callbacks())
+      throw std::runtime_error("deepum's launch hook cannot start: CUPTI refused the launch callbacks");
   } catch (...) {
     stop();
     throw;
@@ -164,6 +177,7 @@ py::dict stats() {
   out["lane_waits"] = rt.counters.lane_waits.load();
   out["launches_ignored"] = rt.counters.launches_ignored.load();
   out["hook_ns"] = rt.counters.hook_ns.load();
+  out["asleep"] = rt.sleep.asleep.load();
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();
   out["last_cuda_error"] = rt.counters.last_error();
@@ -192,7 +206,13 @@ Engine& running_engine() {
 
 py::bytes save_state() { return state_bytes(running_engine().save_state()); }
 
-void load_state(const py::bytes& data) { load_state_bytes(running_engine(), data); }
+// A loaded state expects pressure (the run that learned it was under it): the engine wakes.
+void load_state(const py::bytes& data) {
+  load_state_bytes(running_engine(), data);
+  Runtime& rt = runtime();
+  std::lock_guard<std::mutex> lock(rt.sleep.mutex);
+  if (rt.sleep.gate.wake()) wake_engine();
+}
 
 py::dict warm_start() { return warm_start_dict(running_engine().warm_start()); }
 

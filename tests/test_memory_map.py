@@ -399,3 +399,16 @@ def test_allocations_outside_managed_segments_are_not_tracked(memory):
     memory.on_segment_free(outside, BLOCK_BYTES)
     assert memory.take_released() == []
 
+
+
+def test_the_blocks_of_the_live_segments_are_what_the_engine_wakes_with():
+    """Each block a live segment spans, once, ascending; a freed segment's blocks are gone, and only
+    a managed segment's free says so."""
+    memory, mib = MemoryMap(), 1 << 20
+    memory.on_segment_alloc(6 * mib, 2 * mib)        # blocks 3
+    memory.on_segment_alloc(mib, 2 * mib)            # blocks 0, 1
+    memory.on_segment_alloc(3 * mib, 2 * mib)        # blocks 1, 2
+    assert memory.segment_blocks() == [0, 1, 2, 3]
+    assert memory.on_segment_free(mib, 2 * mib) is True
+    assert memory.on_segment_free(40 * mib, 2 * mib) is False
+    assert memory.segment_blocks() == [1, 2, 3]

@@ -406,7 +406,11 @@ def stats() -> dict:
       PyTorch holds none back.
 
     Launch hook and policy (while the engine is loaded):
-    - ``launches``: kernel launches the hook saw. ``hook_ns``: CPU time it spent on them.
+    - ``asleep``: whether the engine sleeps: the launch hook is off and the policy sees no launch while
+      deepum's managed segments hold at most ``wake_percent`` of the capacity (deepum/specs/sleep.py);
+      it wakes for good once they hold more, or when a learned state is loaded. A recording and
+      learning from faults never sleep.
+    - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them.
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
     - ``launches_ignored``: launches the engine stood aside from: on another device's context, on a
       stream being captured into a CUDA graph, or while a graph capture or another pool's scope was open.
