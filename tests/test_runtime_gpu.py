@@ -135,13 +135,22 @@ def case_too_late(_: str = "") -> dict:
 
 def case_train(mode: str) -> dict:
     """Five deterministic Adam steps of 4 x Linear(1024); a digest of the final parameters."""
+    return _train(mode=mode)
+
+
+def case_sleep(capacity: str) -> dict:
+    """case_train in mode deepum with `capacity` (none: the default, far above what it uses)."""
+    return _train(mode="deepum", capacity=capacity or None)
+
+
+def _train(**enable) -> dict:
     import hashlib
 
     import torch
 
     from deepum.runtime import session as runtime
 
-    runtime.enable(mode=mode, max_managed_bytes="1GiB")
+    runtime.enable(**enable, max_managed_bytes="1GiB")
     torch.manual_seed(0)
     torch.use_deterministic_algorithms(True)
     layers = []
@@ -316,6 +325,18 @@ def test_um_training_is_bitwise_identical_to_none(allocator_built):
     assert plain["parameter_type"] == DEVICE and managed["parameter_type"] == MANAGED
     assert managed["losses"] == plain["losses"]
     assert managed["digest"] == plain["digest"]
+
+
+def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
+    """Without a budget the launch hook stays off (no launch seen) and training is exact; under a
+    budget below what it uses the engine wakes, sees the launches, and training is still exact."""
+    plain, _ = run_case("train", "none")
+    roomy, _ = run_case("sleep", "")
+    tight, _ = run_case("sleep", "48MiB")
+    assert roomy["stats"]["asleep"] is True and roomy["stats"]["launches"] == 0
+    assert tight["stats"]["asleep"] is False and tight["stats"]["launches"] > 0
+    assert tight["stats"]["cuda_errors"] == 0, tight["stats"].get("last_cuda_error")
+    assert roomy["digest"] == tight["digest"] == plain["digest"]
 
 
 def test_advise_mode_advises_parameters_and_inputs(allocator_built):

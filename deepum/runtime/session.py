@@ -67,11 +67,13 @@ def _learn_from_fault_log() -> None:
 def mark_iteration() -> None:
     """Marks the end of a training iteration: per-iteration figures in stats() are differences
     between consecutive marks (GPU page faults, migrated and prefetched bytes). enable() calls it
-    after every optimizer step; a mark with no kernel launched since the last one is ignored."""
+    after every optimizer step; a mark with no kernel launched since the last one is ignored (while
+    the engine sleeps, launches are not seen and every mark counts)."""
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
             return
-        if _iterations and _engine.stats()["launches"] == _iterations[-1]["launches"]:
+        now = _engine.stats()
+        if _iterations and not now["asleep"] and now["launches"] == _iterations[-1]["launches"]:
             return
         if _session.deferred_frees is not None:
             _session.deferred_frees.release_if_pending()
