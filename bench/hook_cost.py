@@ -1,7 +1,8 @@
 """Measures the launch hook's CPU cost per kernel launch: a launch-bound loop of tiny kernels (each
 torch.add of two small tensors into a third, cycling over --tensors triples) in mode none, um and
-deepum without a budget, and deepum with a budget of --budget-fraction of the bytes the loop
-touches (deepum without a budget reports them). Each case runs in its own process (deepum.enable()
+deepum without a budget (the engine asleep), deepum awake without a budget (wake_percent 0: the
+hook on every launch), and deepum with a budget of --budget-fraction of the bytes the loop touches
+(deepum awake reports them). Each case runs in its own process (deepum.enable()
 must precede CUDA) under the guard (bench/guard.py) and deepum's fuse at its default.
 
 Per case, over --repeats timed repeats of --launches launches (after one untimed repeat):
@@ -32,13 +33,15 @@ sys.path.insert(0, str(HERE))
 from guard import child_env  # noqa: E402
 
 CASES = {
-    # name: (deepum.enable() mode, under a budget)
-    "none": ("none", False),
-    "um": ("um", False),
-    "deepum": ("deepum", False),
-    "deepum_budget": ("deepum", True),
+    # name: (deepum.enable() mode, under a budget, DeepUMConfig fields)
+    "none": ("none", False, {}),
+    "um": ("um", False, {}),
+    "deepum": ("deepum", False, {}),                           # asleep: nothing near the capacity
+    "deepum_awake": ("deepum", False, {"wake_percent": 0}),    # the hook on every launch, no budget
+    "deepum_budget": ("deepum", True, {}),
 }
-"""The cases in the order they run; deepum_budget's capacity comes from deepum's touched bytes."""
+"""The cases in the order they run; deepum_budget's capacity comes from deepum_awake's touched bytes
+(an engine asleep sees no launch, so it counts none)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,8 +114,8 @@ def run_case(args) -> dict:
     """One case in this process: deepum.enable() in the case's mode, then measure_launches on the GPU."""
     import deepum
 
-    runtime_mode, _ = CASES[args.case]
-    with deepum.enable(runtime_mode, capacity=args.capacity):
+    runtime_mode, _, fields = CASES[args.case]
+    with deepum.enable(runtime_mode, capacity=args.capacity, config=deepum.DeepUMConfig(**fields)):
         import torch
 
         figures = measure_launches(torch, "cuda", args.launches, args.repeats, args.tensors, args.elements,
@@ -133,7 +136,7 @@ def case_command(args, case: str, output: Path, capacity: int | None) -> list[st
 def budget_capacity(touched_bytes: int | None, fraction: float) -> int:
     """deepum_budget's capacity: `fraction` of the bytes deepum saw the loop touch (at least 1)."""
     if not touched_bytes:
-        raise RuntimeError("deepum without a budget reported no touched bytes, so no budget can be set")
+        raise RuntimeError("deepum awake without a budget reported no touched bytes, so no budget can be set")
     return max(1, int(touched_bytes * fraction))
 
 
@@ -156,8 +159,8 @@ def main(argv=None) -> int:
     command = shlex.join(["python3", "bench/hook_cost.py", *(sys.argv[1:] if argv is None else argv)])
     cases = {}
     with tempfile.TemporaryDirectory() as folder:
-        for case, (_, budgeted) in CASES.items():
-            capacity = budget_capacity(cases["deepum"]["touched_bytes"], args.budget_fraction) if budgeted else None
+        for case, (_, budgeted, _) in CASES.items():
+            capacity = budget_capacity(cases["deepum_awake"]["touched_bytes"], args.budget_fraction) if budgeted else None
             output = Path(folder) / f"{case}.json"
             print("$", shlex.join(case_command(args, case, output, capacity)), flush=True)
             subprocess.run(case_command(args, case, output, capacity), check=True, env=child_env())

@@ -53,13 +53,14 @@ def test_measure_launches_without_a_hook():
     assert figures["launches_seen"] == [0, 0] and figures["touched_bytes"] is None
 
 
-def test_driver_runs_each_case_in_its_process_with_the_budget_from_deepums_touched_bytes(tmp_path, monkeypatch):
+def test_driver_runs_each_case_in_its_process_with_the_budget_from_the_awake_touched_bytes(tmp_path, monkeypatch):
     calls = []
 
     def fake_run(command, check, env):
         case, output = command[command.index("--case") + 1], Path(command[command.index("-o") + 1])
         calls.append((case, command, env))
-        output.write_text(json.dumps({"case": case, "device": "stub", "touched_bytes": 8 << 20,
+        touched = {"deepum_awake": 8 << 20, "deepum": None}.get(case, 1 << 20)  # asleep: nothing seen
+        output.write_text(json.dumps({"case": case, "device": "stub", "touched_bytes": touched,
                                       "wall_ns_per_launch_median": {"none": 4000}.get(case, 5000),
                                       "hook_ns_per_launch_median": None if case == "none" else 700}))
 
@@ -67,9 +68,9 @@ def test_driver_runs_each_case_in_its_process_with_the_budget_from_deepums_touch
     monkeypatch.delenv("DEEPUM_NO_OVERSUBSCRIBE", raising=False)
     out = tmp_path / "hook_cost.json"
     assert hook_cost.main(["-o", str(out), "--launches", "100", "--budget-fraction", "0.5"]) == 0
-    assert [case for case, _, _ in calls] == ["none", "um", "deepum", "deepum_budget"]
+    assert [case for case, _, _ in calls] == ["none", "um", "deepum", "deepum_awake", "deepum_budget"]
     budgeted = calls[-1][1]
-    assert budgeted[budgeted.index("--capacity") + 1] == str(4 << 20)          # half of 8 MiB touched
+    assert budgeted[budgeted.index("--capacity") + 1] == str(4 << 20)          # half of the 8 MiB awake touched
     assert all("--capacity" not in command for _, command, _ in calls[:-1])
     assert all("--launches" in command and "100" in command for _, command, _ in calls)
     assert all(env["DEEPUM_NO_OVERSUBSCRIBE"] == "1" for _, _, env in calls)
