@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
-         "tests/test_memory_map.py"]
+         "tests/test_memory_map.py", "tests/test_sleep.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -53,6 +53,15 @@ MUTATIONS = {
     "schedule-evicts-at-the-victims-last-use": (
         "driver_hooks/schedule.hpp", "at = std::max(size_t(last_[victim] + 1),",
         "at = std::max(size_t(last_[victim] + (last_[victim] < 0)),"),
+    "woken-blocks-not-touched": (
+        "driver_hooks/policy.hpp", "      count_touched(b);\n      if (!resident_[b]) make_resident(b, launch_ + 1);",
+        "      if (!resident_[b]) make_resident(b, launch_ + 1);"),
+    "woken-blocks-arrive-at-the-last-launch": (
+        "driver_hooks/policy.hpp", "make_resident(b, launch_ + 1);", "make_resident(b, launch_);"),
+    "gate-wakes-at-its-threshold": (
+        "driver_hooks/sleep_gate.hpp", "segment_bytes_ > threshold_bytes_", "segment_bytes_ >= threshold_bytes_"),
+    "simulator-never-sleeps": (
+        "driver_hooks/uvm_model.hpp", "sleeps(trace, options) ? options.wake_percent : 0", "0"),
     "confidence-ignored": (
         "driver_hooks/policy.hpp", "recent_hits_.count() >= options_.confident_hits", "true"),
     "policy-ignores-the-schedule": (

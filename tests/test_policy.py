@@ -325,3 +325,18 @@ def test_woken_blocks_count_toward_pressure():
     woken.wake([0, 1, 2])
     assert woken.launch(1, [3])[0] is True   # under pressure: the kernel's blocks prefetched before it
     assert cold.launch(1, [3])[0] is False
+
+
+def test_blocks_woken_between_iterations_are_foreseen_from_the_next_launch():
+    """A wake right after an iteration mark: the woken block arrives as of the next launch, in the new
+    iteration, so that next-use eviction foresees it alike in the spec and the native core."""
+    pair = _both("deepum", 2, lookahead=1, exec_ids=1, exec_records=1, block_rows=1, block_ways=1,
+                 block_successors=1, eviction="next_use", foresight_iterations=1, prefetch=False, invalidate=False)
+    for blocks in ([0], [0], [1]):
+        pair.launch(0, blocks)
+    assert pair.spec.next_iteration() == pair.native.next_iteration()
+    pair.spec.release(0)
+    pair.native.release(0)
+    pair.wake([0])
+    _, moves = pair.launch(0, [2])
+    assert moves[0] == ("demand", 2) and len(moves) == 2
