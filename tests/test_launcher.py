@@ -317,3 +317,11 @@ def test_warm_start_options_are_checked(capsys, probe, tmp_path):
     assert status == 2 and err.strip().splitlines()[-1].endswith("--warm-start applies to mode deepum only, not to mode um")
     status, _, err = deepum(capsys, "--warm-start", tmp_path / "w", "--no-warm-start", script)
     assert status == 2 and "not allowed with argument" in err
+
+
+def test_the_summary_says_when_the_engine_slept_throughout():
+    stats = {"mode": "deepum", "capacity_bytes": 1 << 30, "max_managed_bytes": 1 << 30, "asleep": True}
+    lines = launcher.summary("train.py", launcher.Outcome(status=0, step_times=[0.0, 1.0], stats=stats))
+    assert lines[-1].endswith("the engine slept throughout (managed memory never came near the capacity)")
+    awake = launcher.summary("train.py", launcher.Outcome(status=0, step_times=[0.0, 1.0], stats={**stats, "asleep": False}))
+    assert "slept" not in awake[-1]
