@@ -67,7 +67,7 @@ class _MoEGPT(_GPT):
                                                                                  self.slots * F32)
 
     def _mlp_backward(self, p: dict, v: dict, dx3: Tensor, h2: Tensor) -> Tensor:
-        s, T, H, d = self.s, self.T, self.H, self.d
+        s, T, H = self.s, self.T, self.H
         dh2, dgates = s.empty(h2.nbytes), s.empty(v["gates"].nbytes)
         s.launch("vectorized_elementwise_kernel<fill>", writes=[dh2])
         for slot, saved in reversed(list(enumerate(v["experts"]))):
