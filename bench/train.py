@@ -93,6 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", required=True, help="JSON record to write")
     parser.add_argument("--record", default=None, metavar="TRACE",
                         help="also record the run's trace (docs/trace-format.md) into this .npz (unified-memory modes)")
+    parser.add_argument("--warm-start", default=None, metavar="FILE",
+                        help="mode deepum: load the learned state from FILE if it exists, save it there at exit")
     parser.add_argument("--reference", type=Path, default=None, metavar="RECORD",
                         help="the same workload's mode-none record: its step time is the bounds' in-memory step")
     parser.add_argument("--pinned-rates", type=Path, default=bounds.PINNED_PROBE, metavar="PROBE",
@@ -107,6 +109,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     check_steps_and_capacity(parser, args)
     if args.offload != "auto" and args.mode != "cpu_offload":
         parser.error(f"--offload applies to mode cpu_offload, not {args.mode}")
+    if args.warm_start is not None and BY_NAME[args.mode].runtime != "deepum":
+        parser.error(f"--warm-start needs mode deepum's policy; mode {args.mode} has none")
     if args.record is not None and BY_NAME[args.mode].runtime == "none":
         parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
     try:
@@ -290,7 +294,8 @@ def train(torch, args, workload, device: str) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     runtime_mode = BY_NAME[args.mode].runtime
-    with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record):
+    with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record,
+                       warm_start=args.warm_start):
         import torch
 
         free_at_start, total = torch.cuda.mem_get_info()

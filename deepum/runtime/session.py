@@ -421,6 +421,9 @@ def stats() -> dict:
     - ``resident_bytes``, ``peak_resident_bytes``: the policy's model of managed blocks on the GPU.
     - ``kernel_prediction_hits``, ``kernel_prediction_misses``: launches that matched, and did not
       match, the kernel the predictor expected next. ``table_bytes``: bytes its tables hold.
+    - ``warm_start``: with a warm-start file, the loaded state's trial: ``state`` ("cold": nothing
+      loaded, "on_trial", "kept", "forgotten"), ``iterations`` on trial, exec IDs ``launched`` and
+      ``known`` in the last of them; None without a file.
 
     Migrations the engine issued:
     - ``prefetch_calls``, ``prefetch_bytes``: prefetches of predicted blocks to the GPU.
@@ -476,6 +479,7 @@ def stats() -> dict:
             _engine.flush_fault_log()
             figures.update(_engine.stats())
             figures.update(_attribution_counts())
+            figures["warm_start"] = _engine.warm_start() if session and session.warm_start is not None else None
             marks = _iterations
             figures["per_iteration"] = [
                 {"touched_bytes": after["touched_bytes"],

@@ -1,0 +1,179 @@
+"""Warm start on the GPU: per workload at a budget (default half the footprint), deepum cold with a
+warm-start file, then deepum again from that file, beside um and none, each its own bench/train.py
+process (bench/run_all.py's run_train: the guard, deepum's fuse, a timeout).
+
+Two targets of the warm start and of learning without harm:
+- the warm run's first step within TARGET_FIRST_VS_STEADY (1.25x) of its steady step (the median of
+  its steps from STEADY_FROM on);
+- no step of the cold run slower than the same step of um (the largest ratio is reported).
+
+Records: <out>/<workload>_{none_full,um_bNN,deepum-cold_bNN,deepum-warm_bNN}.json (train.py records),
+the state file <out>/<workload>.deepum-warm, and <out>/warm_start_gpu.json (command, device, date, per
+workload: step times, the two ratios, the warm run's trial, whether every run trained bitwise like none).
+
+    python3 bench/warm_start_gpu.py --out bench/results/warm_start/gpu --footprint-from bench/results/sweep_sizes
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shlex
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import run_all  # noqa: E402
+import workloads  # noqa: E402
+
+STEADY_FROM = 3
+"""The warm run's steady step: the median of its steps from this index (the fourth step) on."""
+TARGET_FIRST_VS_STEADY = 1.25
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "warm_start" / "gpu", help="folder for the records")
+    parser.add_argument("--workloads", default=",".join(run_all.SWEEP_SIZES),
+                        help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
+    parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
+                        help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
+    parser.add_argument("--budget", type=float, default=0.5, help="capacity as a fraction of the footprint (default 0.5)")
+    parser.add_argument("--footprint-from", type=Path, default=None, metavar="FOLDER",
+                        help="a sweep folder whose <workload>_deepum_full.json gives the footprint "
+                             "(default: measure it with an unbudgeted deepum run)")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
+    parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked: unknown workloads, bad sizes, a budget outside (0, 1] and too few steps
+    exit with status 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.workloads = run_all.split_list(args.workloads)
+    unknown = [name for name in args.workloads if name not in workloads.WORKLOADS]
+    if unknown or not args.workloads:
+        parser.error(f"unknown or no workload(s) {unknown}; choose from {', '.join(workloads.WORKLOADS)}")
+    if not 0 < args.budget <= 1:
+        parser.error(f"--budget must be in (0, 1], got {args.budget}")
+    if args.steps <= STEADY_FROM:
+        parser.error(f"--steps must exceed {STEADY_FROM} so that the warm run has steady steps, got {args.steps}")
+    args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
+    args.warmup, args.resume = 0, False
+    return args
+
+
+def footprint(args, workload: str) -> int | None:
+    """Managed bytes one unbudgeted deepum step touches: from --footprint-from's record, or measured."""
+    if args.footprint_from is not None:
+        path = args.footprint_from / f"{run_all.run_name(workload, run_all.PROBE_MODE, None)}.json"
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--footprint-from: cannot read {path}: {exc}") from None
+        if record.get("workload_id") != workloads.workload_id(run_all_args(args, workload)):
+            raise SystemExit(f"--footprint-from: {path} is of another size ({record.get('workload_id')})")
+        return record.get("footprint_bytes")
+    probe = run_all.run_one(args, workload, run_all.PROBE_MODE, None, None)
+    return probe.get("footprint_bytes") if probe.get("status") == "ok" else None
+
+
+def run_all_args(args, workload: str) -> argparse.Namespace:
+    """train.py's parsed sizing arguments of a workload (for its workload_id)."""
+    parser = argparse.ArgumentParser()
+    workloads.add_arguments(parser)
+    return parser.parse_args(["--workload", workload, *args.sizes[workload]])
+
+
+def _run(args, workload: str, name: str, mode: str, capacity, extra: list[str]) -> dict:
+    reference = run_all.in_memory_reference(args, workload) if mode != "none" else None
+    command = run_all.train_command(args, workload, mode, args.out / f"{name}.json", capacity, reference) + extra
+    return run_all.run_train(args, name, command, workload, mode, {"budget_fraction": args.budget})
+
+
+def steady(step_s: list[float]) -> float:
+    return statistics.median(step_s[STEADY_FROM:])
+
+
+def summarize(workload: str, runs: dict[str, dict]) -> dict:
+    """One workload's figures from its runs (none, um, cold, warm), or its failure."""
+    failed = [name for name, record in runs.items() if record.get("status") != "ok"]
+    if failed:
+        return {"status": "failed", "failed_runs": failed}
+    um, cold, warm = runs["um"]["step_s"], runs["cold"]["step_s"], runs["warm"]["step_s"]
+    reference = runs["none"]["parameter_sha256"]
+    first_vs_steady = warm[0] / steady(warm)
+    cold_vs_um = [c / u for c, u in zip(cold, um)]
+    return {
+        "status": "ok",
+        "workload_id": runs["none"]["workload_id"],
+        "capacity_bytes": runs["cold"]["capacity_bytes"],
+        "step_s": {name: record["step_s"] for name, record in runs.items()},
+        "warm_first_step_s": warm[0], "warm_steady_step_s": steady(warm),
+        "warm_first_vs_steady": first_vs_steady,
+        "warm_within_target": first_vs_steady <= TARGET_FIRST_VS_STEADY,
+        "cold_first_vs_steady": cold[0] / steady(cold),
+        "cold_vs_um_by_step": cold_vs_um, "cold_worst_vs_um": max(cold_vs_um),
+        "cold_never_slower_than_um": max(cold_vs_um) <= 1.0,
+        "warm_trial": runs["warm"]["stats"].get("warm_start"),
+        "bitwise_equal": all(record["parameter_sha256"] == reference for record in runs.values()),
+    }
+
+
+def warm_start_workload(args, workload: str) -> dict:
+    runs = {"none": _run(args, workload, run_all.run_name(workload, "none", None), "none", None, [])}
+    reason = run_all.unsafe_reason(runs["none"])
+    if reason:
+        return {"status": "skipped", "reason": reason}
+    size = footprint(args, workload)
+    if not size and not args.dry_run:
+        return {"status": "failed", "reason": "no footprint"}
+    capacity = max(1, int(args.budget * size)) if size else f"<{args.budget:g} x footprint>"
+    state = args.out / f"{workload}.deepum-warm"
+    if not args.dry_run:
+        state.unlink(missing_ok=True)
+    tag = f"b{args.budget:.2f}"
+    runs["um"] = _run(args, workload, f"{workload}_um_{tag}", "um", capacity, [])
+    for name in ("cold", "warm"):
+        runs[name] = _run(args, workload, f"{workload}_deepum-{name}_{tag}", "deepum", capacity,
+                          ["--warm-start", str(state)])
+    return {"status": "planned"} if args.dry_run else summarize(workload, runs)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    command = shlex.join(["python3", "bench/warm_start_gpu.py", *(sys.argv[1:] if argv is None else argv)])
+    if not args.dry_run:
+        args.out.mkdir(parents=True, exist_ok=True)
+        if not run_all.prebuilt():
+            return 1
+    results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
+    if args.dry_run:
+        return 0
+    device = next((r["device"] for r in (json.loads(p.read_text()) for p in args.out.glob("*_none_full.json"))
+                   if r.get("status") == "ok"), None)
+    summary = {"command": command, "device": device,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
+               "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "workloads": results}
+    (args.out / "warm_start_gpu.json").write_text(json.dumps(summary, indent=1))
+    print(f"{'workload':<12} {'warm first/steady':>18} {'cold worst/um':>14} {'trial':>10} {'bitwise':>8}")
+    for workload, result in results.items():
+        if result["status"] != "ok":
+            print(f"{workload:<12} {result['status']}: {result.get('reason') or result.get('failed_runs')}")
+            continue
+        trial = (result["warm_trial"] or {}).get("state")
+        print(f"{workload:<12} {result['warm_first_vs_steady']:>18.2f} {result['cold_worst_vs_um']:>14.2f} "
+              f"{trial!s:>10} {result['bitwise_equal']!s:>8}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
