@@ -28,6 +28,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   const bool recording = rt.recorder.on.load(std::memory_order_relaxed);
   const bool learning = rt.fault_log.on.load(std::memory_order_relaxed);
   std::vector<std::pair<uint64_t, uint64_t>> h2d_spans, d2h_spans;
+  std::vector<TransferRecord> transfers;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
@@ -40,6 +41,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     switch (um->counterKind) {
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
         rt.counters.gpu_faults += um->value;
+        rt.iteration_bins.fault(um->start, um->value);
         if (recording) rt.recorder.fault(um->start, um->address, int8_t(um->flags >= 1 && um->flags <= 4 ? um->flags : 1));
         if (learning) rt.fault_log.fault(um->start, um->address, 1);
         break;
@@ -47,21 +49,31 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         const uint32_t cause = um->flags;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 1, int8_t(cause <= 5 ? cause : 0));
         h2d_spans.emplace_back(um->start, um->end);
-        if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) rt.counters.prefetch_h2d_bytes += um->value;
-        else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) rt.counters.fault_h2d_bytes += um->value;
-        else rt.counters.other_h2d_bytes += um->value;
+        Transfer kind = Transfer::kOtherH2D;
+        if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) {
+          rt.counters.prefetch_h2d_bytes += um->value;
+          kind = Transfer::kPrefetchH2D;
+        } else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) {
+          rt.counters.fault_h2d_bytes += um->value;
+          kind = Transfer::kFaultH2D;
+        } else {
+          rt.counters.other_h2d_bytes += um->value;
+        }
+        transfers.push_back({um->start, um->end, um->value, kind});
         break;
       }
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
         rt.counters.d2h_bytes += um->value;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
         d2h_spans.emplace_back(um->start, um->end);
+        transfers.push_back({um->start, um->end, um->value, Transfer::kD2H});
         break;
       default: break;
     }
   }
   rt.counters.h2d_link.add(h2d_spans);
   rt.counters.d2h_link.add(d2h_spans);
+  rt.iteration_bins.transfers(std::move(transfers));
   free(buffer);
 }
 

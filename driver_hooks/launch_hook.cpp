@@ -18,14 +18,24 @@
 namespace deepum {
 namespace {
 
-// Offset and size of each argument of f. Kernels that the CUDA runtime launches may arrive as
-// library kernels (CUkernel), for which the driver answers through cuKernelGetParamInfo.
-const std::vector<std::pair<size_t, size_t>>& params_of(CUfunction f) {
+// FNV-1a of a kernel's name; of its handle where CUPTI gives no name.
+uint64_t name_hash(CUfunction f, const char* name) {
+  if (!name) return reinterpret_cast<uint64_t>(f);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *name; ++name) h = (h ^ uint8_t(*name)) * 0x100000001b3ull;
+  return h;
+}
+
+// The offset and size of each argument of f, and its name's hash. Kernels that the CUDA runtime
+// launches may arrive as library kernels (CUkernel), for which the driver answers through
+// cuKernelGetParamInfo.
+const KernelInfo& kernel_info(CUfunction f, const char* name) {
   Runtime& rt = runtime();
   std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
-  auto it = rt.launch_hook.params.find(f);
-  if (it != rt.launch_hook.params.end()) return it->second;
-  std::vector<std::pair<size_t, size_t>> out;
+  auto it = rt.launch_hook.kernels.find(f);
+  if (it != rt.launch_hook.kernels.end()) return it->second;
+  KernelInfo info;
+  info.name_hash = name_hash(f, name);
   for (const bool as_kernel : {false, true}) {
     for (size_t i = 0;; ++i) {
       size_t offset = 0, size = 0;
@@ -36,11 +46,11 @@ const std::vector<std::pair<size_t, size_t>>& params_of(CUfunction f) {
         if (i == 0 && as_kernel) rt.counters.param_info_failures_kernel++;
         break;
       }
-      out.emplace_back(offset, size);
+      info.params.emplace_back(offset, size);
     }
-    if (!out.empty()) break;
+    if (!info.params.empty()) break;
   }
-  return rt.launch_hook.params.emplace(f, std::move(out)).first->second;
+  return rt.launch_hook.kernels.emplace(f, std::move(info)).first->second;
 }
 
 inline uint64_t mix(uint64_t h, uint64_t v) {
@@ -63,7 +73,8 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
     rt.counters.launches_ignored++;
     return;
   }
-  const auto& params = params_of(f);
+  const KernelInfo& kernel = kernel_info(f, name);
+  const auto& params = kernel.params;
   const char* buffer = nullptr;  // the `extra` form: one buffer of buffer_size bytes holds the arguments
   size_t buffer_size = 0;
   if (!kernel_params && extra) {
@@ -73,7 +84,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
     }
   }
   if (!kernel_params && !buffer) rt.counters.launches_without_arguments++;
-  uint64_t id = mix(reinterpret_cast<uint64_t>(f), grid);
+  uint64_t id = mix(kernel.name_hash, grid);
   std::vector<Access> accesses;
   {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
@@ -115,17 +126,17 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   rt.engine->on_launch(id, blocks, stream);
 }
 
-// A module unloads: a later module's functions may reuse its function handles, so the argument
-// layouts learned so far are forgotten.
-void forget_parameter_layouts() {
+// A module unloads: a later module's functions may reuse its function handles, so what was learned
+// of kernels so far is forgotten.
+void forget_kernels() {
   Runtime& rt = runtime();
   std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
-  rt.launch_hook.params.clear();
+  rt.launch_hook.kernels.clear();
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
-    if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) forget_parameter_layouts();
+    if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) forget_kernels();
     return;
   }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);

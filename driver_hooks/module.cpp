@@ -12,6 +12,7 @@ void bind_policy(py::module_& m);       // policy_bindings.cpp
 void bind_uvm_model(py::module_& m);    // uvm_model_bindings.cpp
 void bind_next_use(py::module_& m);     // next_use_bindings.cpp
 void bind_schedule(py::module_& m);     // schedule_bindings.cpp
+void bind_iteration_bins(py::module_& m);  // iteration_bins_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "deepum native core: correlation tables, predictor, policy core, UVM driver model (CPU only)";
@@ -29,4 +30,5 @@ PYBIND11_MODULE(_native, m) {
   bind_uvm_model(m);
   bind_next_use(m);
   bind_schedule(m);
+  bind_iteration_bins(m);
 }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "counters.hpp"
+#include "iteration_bins.hpp"
 #include "engine.hpp"
 #include "recorder.hpp"
 #include "sleep_gate.hpp"
@@ -33,9 +34,16 @@
 
 namespace deepum {
 
+// What the hook keeps of a kernel: its arguments' (offset, size) and a hash of its name, the same
+// in every process (a function handle is not), so that exec IDs outlive the run (a warm start).
+struct KernelInfo {
+  std::vector<std::pair<size_t, size_t>> params;
+  uint64_t name_hash = 0;
+};
+
 struct LaunchHookState {
   std::mutex params_mutex;
-  std::unordered_map<CUfunction, std::vector<std::pair<size_t, size_t>>> params;  // (offset, size) per argument
+  std::unordered_map<CUfunction, KernelInfo> kernels;
   uint64_t allocations_at_last_launch = 0;  // guarded by the memory map's mutex
 };
 
@@ -50,6 +58,7 @@ struct SleepState {
 struct Runtime {
   Counters counters;
   Recorder recorder;   // the trace being recorded (start's record)
+  IterationBins iteration_bins;  // the fault log's figures per iteration, binned by the marks' times
   Recorder fault_log;  // learn_from "faults": launches, kernel records and faults, drained at each iteration mark
                        // and attributed in Python (deepum/fault_attribution.py)
   EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines

@@ -37,6 +37,36 @@ CUcontext primary_context(int device) {
 
 void stop();
 
+// An iteration mark's time on CUPTI's clock: the fault log's records that began before it count in
+// the iterations before. With restart, the figures of an earlier engine are forgotten first.
+void mark_iteration_time(bool restart = false) {
+  Runtime& rt = runtime();
+  uint64_t now = 0;
+  if (cuptiGetTimestamp(&now) != CUPTI_SUCCESS)
+    rt.counters.note_failure("cuptiGetTimestamp", "an iteration mark without a time: its faults count in the iteration before");
+  if (restart) rt.iteration_bins.reset();
+  rt.iteration_bins.mark(now);
+}
+
+// The fault log's figures of each iteration since the engine started, as dicts of stats() keys.
+py::list iteration_figures() {
+  py::list out;
+  const auto bins = runtime().iteration_bins.figures();
+  for (size_t k = 1; k < bins.size(); ++k) {  // bin 0: records from before the engine started
+    const IterationFigures& f = bins[k];
+    py::dict row;
+    row["gpu_page_faults"] = f.gpu_page_faults;
+    row["fault_h2d_bytes"] = f.fault_h2d_bytes;
+    row["prefetch_h2d_bytes"] = f.prefetch_h2d_bytes;
+    row["other_h2d_bytes"] = f.other_h2d_bytes;
+    row["d2h_bytes"] = f.d2h_bytes;
+    row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
+    row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
+    out.append(row);
+  }
+  return out;
+}
+
 // Starts the launch hook, the engine (the policy core for `mode` with the options of `config`, a
 // DeepUMConfig dict) and its worker; with record, also the trace recorder. All or nothing: if a step
 // fails, whatever started is stopped again and the error says why.
@@ -48,6 +78,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
     throw std::invalid_argument("the online engine runs um, advise or deepum, not oracle");
   const bool learn_faults = options.mode == Mode::kDeepUM && options.learn_from == LearnFrom::kFaults;
   rt.context = primary_context(device);
+  mark_iteration_time(true);
   try {
     if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
       check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
@@ -158,6 +189,7 @@ py::dict stats() {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
     out["discards_cancelled"] = rt.memory.discards_cancelled();
     out["allocation_waits_for_discard"] = rt.memory.allocation_waits();
+    out["managed_allocations"] = rt.memory.allocations();
   }
   out["gpu_page_faults"] = rt.counters.gpu_faults.load();
   out["fault_h2d_bytes"] = rt.counters.fault_h2d_bytes.load();
@@ -251,6 +283,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "Loads save_state()'s bytes before the first launch; ValueError (one line) for a bad state.");
   m.def("warm_start", &warm_start, "The loaded state's trial: {state, iterations, launched, known}.");
   m.def("drain", &drain, "Waits until every issued prefetch and eviction has completed.");
+  m.def("mark_iteration_time", [] { mark_iteration_time(); },
+        "Notes an iteration mark's time: the fault log's later records count in the next iteration.");
+  m.def("iteration_figures", &iteration_figures,
+        "The fault log's figures per iteration since start (one dict per iteration, the last one open).");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
   m.def("flush_fault_log", &deepum::flush_fault_log, "Delivers buffered CUPTI records to the counters.");
   m.def("stats", &stats, "Counters: launches, prefetch/evict calls and bytes, GPU page faults, migrations by cause.");

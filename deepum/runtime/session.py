@@ -66,22 +66,27 @@ def _learn_from_fault_log() -> None:
 
 def mark_iteration() -> None:
     """Marks the end of a training iteration: per-iteration figures in stats() are differences
-    between consecutive marks (GPU page faults, migrated and prefetched bytes). enable() calls it
-    after every optimizer step; a mark with no kernel launched since the last one is ignored (while
-    the engine sleeps, launches are not seen and every mark counts)."""
+    between consecutive marks, and the fault log's figures (GPU page faults, migrated bytes, link
+    time) are binned by when each transfer or fault began. enable() calls it after every optimizer
+    step; a mark with nothing done since the last one is ignored: no kernel launched or, while the
+    engine sleeps (launches unseen), no managed allocation made. Costs no device synchronization and
+    no flush of the fault log (unless it learns from faults)."""
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
             return
         now = _engine.stats()
-        if _iterations and not now["asleep"] and now["launches"] == _iterations[-1]["launches"]:
-            return
+        if _iterations:
+            progress = "managed_allocations" if now["asleep"] else "launches"
+            if now[progress] == _iterations[-1][progress]:
+                return
         if _session.deferred_frees is not None:
             _session.deferred_frees.release_if_pending()
         touched = _engine.next_iteration()
+        _engine.mark_iteration_time()
         if _session.warm_start is not None and not _session.warm_start_decided:
             _session.warm_start_decided = warm.report_trial(_engine.warm_start(), _session.warm_start)
-        _engine.flush_fault_log()
         if _fault_lessons is not None:
+            _engine.flush_fault_log()
             _learn_from_fault_log()
         _iterations.append({**_engine.stats(), "touched_bytes": touched, **_attribution_counts()})
 
@@ -434,7 +439,8 @@ def stats() -> dict:
     - ``populate_calls``, ``populate_bytes``: dead blocks given fresh GPU pages instead of a copy.
     - ``discards_cancelled``: discard choices cancelled because memory in the block was allocated again
       before the discard was issued. ``allocation_waits_for_discard``: allocations made to wait for a
-      discard in flight in their block.
+      discard in flight in their block. ``managed_allocations``: allocations the caching allocator
+      made in deepum's managed segments (tensors, not segments).
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
       launches that needed a migration not yet issued (they may fault instead).
     - ``lane_waits``: waits of one migration stream for another's progress.
@@ -454,7 +460,9 @@ def stats() -> dict:
       GPU time, and not.
 
     ``per_iteration``: one dict per iteration mark, ``touched_bytes`` (distinct managed blocks the
-    iteration used) and the change of each counter over the iteration.
+    iteration used) and the change of each counter over the iteration; the fault log's counters count
+    the faults and transfers that began between the two marks (CUPTI's times), however late their
+    records arrive.
     """
     with _lock:
         session = _session
@@ -483,8 +491,8 @@ def stats() -> dict:
             marks = _iterations
             figures["per_iteration"] = [
                 {"touched_bytes": after["touched_bytes"],
-                 **{key: after[key] - before[key] for key in _PER_ITERATION if key in after}}
-                for before, after in zip(marks, marks[1:])]
+                 **{key: after[key] - before[key] for key in _PER_ITERATION if key in after}, **logged}
+                for before, after, logged in zip(marks, marks[1:], _engine.iteration_figures())]
     figures.update({
         "managed_bytes_in_use": counters["bytes_in_use"],
         "managed_bytes_peak": counters["peak_bytes"],

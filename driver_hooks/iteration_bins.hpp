@@ -1,0 +1,88 @@
+// The fault log's figures per training iteration, without flushing CUPTI at each iteration mark: a
+// mark notes its time (CUPTI's clock, nanoseconds), and each unified-memory record, whenever its buffer
+// arrives, is added to the bin its start time falls in. Bin k holds the records that began at or after
+// mark k - 1 and before mark k (bin 0: before the first mark; the last bin stays open).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace deepum {
+
+// Busy time of one direction of the link within one iteration: the union of its transfers'
+// [start, end) intervals, each buffer's intervals sorted and counted past all counted before.
+struct BusyUnion {
+  uint64_t busy_ns = 0;
+  uint64_t covered_until = 0;
+  void add(uint64_t start, uint64_t end) {
+    const uint64_t from = std::max(start, covered_until);
+    if (end <= from) return;
+    busy_ns += end - from;
+    covered_until = end;
+  }
+};
+
+// One iteration's figures. Units: faults counted, bytes, nanoseconds.
+struct IterationFigures {
+  uint64_t gpu_page_faults = 0, fault_h2d_bytes = 0, prefetch_h2d_bytes = 0, other_h2d_bytes = 0, d2h_bytes = 0;
+  BusyUnion h2d_link, d2h_link;
+};
+
+enum class Transfer { kFaultH2D, kPrefetchH2D, kOtherH2D, kD2H };
+
+struct TransferRecord {
+  uint64_t start, end, bytes;
+  Transfer kind;
+  bool operator<(const TransferRecord& o) const { return start < o.start || (start == o.start && end < o.end); }
+};
+
+class IterationBins {
+ public:
+  // Forgets every mark and figure; the open bin is bin 0.
+  void reset() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    marks_.clear();
+    bins_.assign(1, IterationFigures{});
+  }
+  // An iteration mark at time t (never before the last mark): a new bin opens.
+  void mark(uint64_t t) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    marks_.push_back(marks_.empty() ? t : std::max(t, marks_.back()));
+    bins_.emplace_back();
+  }
+  void fault(uint64_t t, uint64_t count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    bin(t).gpu_page_faults += count;
+  }
+  // One buffer's transfers: each counted in the bin of its start.
+  void transfers(std::vector<TransferRecord> records) {
+    std::sort(records.begin(), records.end());
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const TransferRecord& r : records) {
+      IterationFigures& figures = bin(r.start);
+      switch (r.kind) {
+        case Transfer::kFaultH2D: figures.fault_h2d_bytes += r.bytes; break;
+        case Transfer::kPrefetchH2D: figures.prefetch_h2d_bytes += r.bytes; break;
+        case Transfer::kOtherH2D: figures.other_h2d_bytes += r.bytes; break;
+        case Transfer::kD2H: figures.d2h_bytes += r.bytes; break;
+      }
+      (r.kind == Transfer::kD2H ? figures.d2h_link : figures.h2d_link).add(r.start, r.end);
+    }
+  }
+  std::vector<IterationFigures> figures() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return bins_;
+  }
+
+ private:
+  IterationFigures& bin(uint64_t t) {
+    return bins_[size_t(std::upper_bound(marks_.begin(), marks_.end(), t) - marks_.begin())];
+  }
+  mutable std::mutex mutex_;
+  std::vector<uint64_t> marks_;
+  std::vector<IterationFigures> bins_{1};
+};
+
+}  // namespace deepum

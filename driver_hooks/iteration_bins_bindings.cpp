@@ -1,0 +1,60 @@
+// Python binding of the fault log's iteration bins (iteration_bins.hpp) for tests: transfer kinds
+// are "fault_h2d", "prefetch_h2d", "other_h2d" and "d2h"; figures() gives one dict per bin.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "iteration_bins.hpp"
+
+namespace py = pybind11;
+using namespace deepum;
+
+namespace {
+
+Transfer transfer_kind(const std::string& name) {
+  static const std::map<std::string, Transfer> kinds = {{"fault_h2d", Transfer::kFaultH2D},
+                                                        {"prefetch_h2d", Transfer::kPrefetchH2D},
+                                                        {"other_h2d", Transfer::kOtherH2D},
+                                                        {"d2h", Transfer::kD2H}};
+  const auto it = kinds.find(name);
+  if (it == kinds.end()) throw std::invalid_argument("unknown transfer kind " + name);
+  return it->second;
+}
+
+}  // namespace
+
+void bind_iteration_bins(py::module_& m) {
+  py::class_<IterationBins>(m, "IterationBins")
+      .def(py::init<>())
+      .def("reset", &IterationBins::reset)
+      .def("mark", &IterationBins::mark, py::arg("t_ns"))
+      .def("fault", &IterationBins::fault, py::arg("t_ns"), py::arg("count"))
+      .def("transfers",
+           [](IterationBins& bins, const std::vector<std::tuple<uint64_t, uint64_t, uint64_t, std::string>>& rows) {
+             std::vector<TransferRecord> records;
+             for (const auto& [start, end, bytes, kind] : rows) records.push_back({start, end, bytes, transfer_kind(kind)});
+             bins.transfers(std::move(records));
+           },
+           py::arg("records"), "One buffer's transfers: (start_ns, end_ns, bytes, kind) each.")
+      .def("figures", [](const IterationBins& bins) {
+        py::list out;
+        for (const IterationFigures& f : bins.figures()) {
+          py::dict row;
+          row["gpu_page_faults"] = f.gpu_page_faults;
+          row["fault_h2d_bytes"] = f.fault_h2d_bytes;
+          row["prefetch_h2d_bytes"] = f.prefetch_h2d_bytes;
+          row["other_h2d_bytes"] = f.other_h2d_bytes;
+          row["d2h_bytes"] = f.d2h_bytes;
+          row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
+          row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
+          out.append(row);
+        }
+        return out;
+      });
+}
