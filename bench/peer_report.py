@@ -4,8 +4,8 @@ memory), the peer's step beside um's and deepum's at its peak as their capacity,
 
 A record is a bench/train.py record with run, status, workload, mode and peer (the peer it is compared
 at; None for mode none), and, where successful, workload_id, step_s_median (seconds),
-peak_resident_bytes, capacity_bytes, memory_method and bitwise_equal_to_none. matplotlib loads only in
-plot().
+peak_resident_bytes, capacity_bytes, memory_method and bitwise_equal_to_none; shared_host (optional)
+is true for a run made while another job used the same host. matplotlib loads only in plot().
 """
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ def comparisons(records: list[dict]) -> list[dict]:
     """One row per workload and peer, in order of appearance: peer, memory_method, peak_bytes (the
     peer's peak, the others' capacity), step_s ({peer, um, deepum, none}: step_s_median, None where
     a run did not succeed), bitwise_equal_to_none (per run likewise), deepum_over_peer and
-    um_over_peer (step ratios; None without both), fastest (the mode of the least step)."""
+    um_over_peer (step ratios; None without both), fastest (the mode of the least step), shared_host
+    (the modes whose run shared the host with another job)."""
     ok = ok_records(records)
     rows = []
     for peer_record in (r for r in ok if r.get("peer") and r["mode"] == r["peer"]):
@@ -43,6 +44,7 @@ def comparisons(records: list[dict]) -> list[dict]:
             "deepum_over_peer": _ratio(step["deepum"], step[peer]),
             "um_over_peer": _ratio(step["um"], step[peer]),
             "fastest": fastest,
+            "shared_host": [mode for mode, run in runs.items() if run.get("shared_host")],
         })
     return rows
 
@@ -59,37 +61,49 @@ def _same(value) -> str:
     return {True: "yes", False: "no"}.get(value, "–")
 
 
+SHARED_MARK = "†"
+SHARED_NOTE = (f"{SHARED_MARK}: run while another job used the same host (its CPUs, memory and PCIe root); "
+               "steps that move data through host memory ran slower than alone.")
+
+
 def markdown_table(rows: list[dict]) -> str:
-    """The comparison table: one line per workload and peer."""
+    """The comparison table: one line per workload and peer; a step marked SHARED_MARK was taken while
+    another job shared the host."""
     lines = ["| workload | peer | peak (in-memory peak) | in-memory ms | peer ms | um ms | deepum ms | um / peer | "
              "deepum / peer | fastest | params = none (peer, um, deepum) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for row in rows:
         step, same, peer = row["step_s"], row["bitwise_equal_to_none"], row["peer"]
+        ms = {mode: _ms(step[mode]) + (SHARED_MARK if mode in row.get("shared_host", ()) else "")
+              for mode in (peer, *COMPARED)}
         lines.append(
             f"| {row['workload']} | {row['memory_method']} | {_bytes(row['peak_bytes'])} "
-            f"({_bytes(row['none_peak_bytes'])}) | {_ms(step['none'])} | {_ms(step[peer])} | {_ms(step['um'])} | "
-            f"{_ms(step['deepum'])} | {_x(row['um_over_peer'])} | {_x(row['deepum_over_peer'])} | {row['fastest']} | "
+            f"({_bytes(row['none_peak_bytes'])}) | {_ms(step['none'])} | {ms[peer]} | {ms['um']} | "
+            f"{ms['deepum']} | {_x(row['um_over_peer'])} | {_x(row['deepum_over_peer'])} | {row['fastest']} | "
             f"{', '.join(_same(same.get(mode)) for mode in (peer, *COMPARED))} |")
     return "\n".join(lines)
 
 
 def markdown(records: list[dict], command: str) -> str:
     """peers.md: system, command, the comparison table, and the runs that did not finish."""
+    rows = comparisons(records)
     lines = ["# Unified memory against the peers at equal peak GPU memory", "", system_line(records), "",
              f"Regenerate: `{command}`", "",
              "Each peer runs without a budget; um and deepum run with the peer's peak GPU memory "
              "(torch.cuda.max_memory_reserved(), or allocated with --peak allocated) as their capacity. "
              "x / peer: step time over the peer's; below 1 the unified-memory mode is faster at the same "
              "memory. Params = none: bitwise-equal parameters to plain PyTorch after training.", "",
-             markdown_table(comparisons(records))]
+             markdown_table(rows)]
+    if any(row["shared_host"] for row in rows):
+        lines += ["", SHARED_NOTE]
     lines += failed_runs_table(records)
     return "\n".join(lines) + "\n"
 
 
 def plot(rows: list[dict], path: Path) -> None:
-    """One panel per workload: per peer, its step beside um's and deepum's at its peak (bars, ms),
-    the in-memory step as a dashed line; each peer's peak under its name."""
+    """One panel per workload: per peer, its step beside um's and deepum's at its peak (bars, ms;
+    hatched where the run shared the host with another job), the in-memory step as a dashed line;
+    each peer's peak under its name."""
     workloads = list(dict.fromkeys(row["workload_id"] for row in rows))
     plt, fig, axes = _axes(len(workloads), "Step time at each peer's peak GPU memory")
     colours = {"peer": "tab:gray", "um": "tab:orange", "deepum": "tab:blue"}
@@ -101,6 +115,7 @@ def plot(rows: list[dict], path: Path) -> None:
                 seconds = row["step_s"][mode]
                 if seconds is not None:
                     ax.bar(i + offset, seconds * 1e3, 0.26, color=colours[legend],
+                           hatch="//" if mode in row.get("shared_host", ()) else None,
                            label=legend if i == 0 else None)
         none = group[0]["step_s"]["none"]
         if none is not None:
@@ -109,7 +124,9 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.set_title(group[0]["workload"])
         ax.set_ylabel("step time (ms)")
     _legends(axes)
-    fig.tight_layout()
+    if any(row.get("shared_host") for row in rows):
+        fig.text(0.5, 0.005, "hatched: " + SHARED_NOTE.split(": ", 1)[1], ha="center", fontsize=7)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

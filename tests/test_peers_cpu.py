@@ -163,6 +163,18 @@ def test_comparisons_without_a_unified_memory_run():
     assert "| 2.25x | – | save_on_cpu | yes, yes, – |" in peer_report.markdown_table([row])
 
 
+def test_steps_taken_beside_another_job_are_marked(tmp_path):
+    records = [synthetic("none", None, 0.1), synthetic("save_on_cpu", "save_on_cpu", 0.4, shared_host=True),
+               synthetic("um", "save_on_cpu", 0.9), synthetic("deepum", "save_on_cpu", 0.3, shared_host=False)]
+    (row,) = peer_report.comparisons(records)
+    assert row["shared_host"] == ["save_on_cpu"]
+    assert "| 400.0† | 900.0 | 300.0 |" in peer_report.markdown_table([row])
+    peer_report.write_report(records, tmp_path, "cmd")
+    assert peer_report.SHARED_NOTE in (tmp_path / "peers.md").read_text()
+    peer_report.write_report(records[:1] + [dict(r, shared_host=False) for r in records[1:]], tmp_path, "cmd")
+    assert peer_report.SHARED_NOTE not in (tmp_path / "peers.md").read_text()
+
+
 def test_report_without_comparisons(tmp_path):
     paths = peer_report.write_report([synthetic("none", None, 0.1)], tmp_path, "cmd")
     assert [p.name for p in paths] == ["peers.json", "peers.md"]
