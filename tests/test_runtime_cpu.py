@@ -263,3 +263,16 @@ def test_per_iteration_counters_are_documented_stats():
 
     undocumented = [key for key in session._PER_ITERATION if f"``{key}``" not in session.stats.__doc__]
     assert not undocumented
+
+
+@pytest.mark.parametrize("asleep, launched, allocated, counts", [
+    (False, True, True, True), (False, True, False, True), (False, False, True, False),
+    (True, False, True, True),
+    # bench/train.py marks again after the optimizer's own mark: nothing between them, ignored asleep too
+    (True, False, False, False)])
+def test_a_mark_counts_only_after_work_it_can_see(asleep, launched, allocated, counts):
+    from deepum.runtime import session
+
+    last = {"launches": 10, "managed_allocations": 50, "asleep": asleep}
+    now = {"launches": 10 + launched, "managed_allocations": 50 + allocated, "asleep": asleep}
+    assert session.mark_counts(now, last) is counts

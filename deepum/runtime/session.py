@@ -74,11 +74,8 @@ def mark_iteration() -> None:
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
             return
-        now = _engine.stats()
-        if _iterations:
-            progress = "managed_allocations" if now["asleep"] else "launches"
-            if now[progress] == _iterations[-1][progress]:
-                return
+        if _iterations and not mark_counts(_engine.stats(), _iterations[-1]):
+            return
         if _session.deferred_frees is not None:
             _session.deferred_frees.release_if_pending()
         touched = _engine.next_iteration()
@@ -89,6 +86,14 @@ def mark_iteration() -> None:
             _engine.flush_fault_log()
             _learn_from_fault_log()
         _iterations.append({**_engine.stats(), "touched_bytes": touched, **_attribution_counts()})
+
+
+def mark_counts(now: dict, last_mark: dict) -> bool:
+    """Whether an iteration mark with engine counters `now` ends an iteration begun at `last_mark`:
+    a kernel was launched since, or, while the engine sleeps (its launches unseen), a tensor was
+    allocated in deepum's managed segments since."""
+    progress = "managed_allocations" if now["asleep"] else "launches"
+    return now[progress] != last_mark[progress]
 
 
 class Session:

@@ -1,6 +1,6 @@
 """Where deepum's cost without a budget goes: per step CPU launch time, wall time, GPU event time,
 and the profiler's kernel-time totals, for one variant (argv[1]) of one workload (train.py flags)."""
-import json, os, sys, time
+import json, sys, time
 sys.path.insert(0, "bench"); sys.path.insert(0, ".")
 import train, workloads, peer_methods
 import deepum
