@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import shlex
 import sys
 from pathlib import Path
 
@@ -83,11 +82,9 @@ def compare(none: dict, deepum: dict, tolerance: float) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = shlex.join(["python3", "bench/no_pressure.py", *(sys.argv[1:] if argv is None else argv)])
-    if not args.dry_run:
-        args.out.mkdir(parents=True, exist_ok=True)
-        if not run_all.prebuilt():
-            return 1
+    command = run_all.script_command("no_pressure.py", argv)
+    if not run_all.ready_to_run(args):
+        return 1
     results, device = {}, None
     for workload in args.workloads:
         none = run_all.run_one(args, workload, "none", None, None)

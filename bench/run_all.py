@@ -275,6 +275,20 @@ def prebuilt() -> bool:
     return not failure
 
 
+def script_command(script: str, argv) -> str:
+    """The command line that ran bench/<script> with `argv` (None: this process's arguments), for records."""
+    return shlex.join(["python3", f"bench/{script}", *(sys.argv[1:] if argv is None else argv)])
+
+
+def ready_to_run(args) -> bool:
+    """Unless args.dry_run, makes args.out and builds the native libraries (prebuilt()); False when
+    the build failed."""
+    if args.dry_run:
+        return True
+    args.out.mkdir(parents=True, exist_ok=True)
+    return prebuilt()
+
+
 def json_records(folder: Path, pattern: str, keep) -> list[dict]:
     """The JSON objects of the files in `folder` matching `pattern`, in name order, that keep(record)
     accepts; files that are not JSON objects are skipped."""

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import shlex
 import statistics
 import sys
 from pathlib import Path
@@ -149,11 +148,9 @@ def warm_start_workload(args, workload: str) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = shlex.join(["python3", "bench/warm_start_gpu.py", *(sys.argv[1:] if argv is None else argv)])
-    if not args.dry_run:
-        args.out.mkdir(parents=True, exist_ok=True)
-        if not run_all.prebuilt():
-            return 1
+    command = run_all.script_command("warm_start_gpu.py", argv)
+    if not run_all.ready_to_run(args):
+        return 1
     results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
     if args.dry_run:
         return 0

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "iteration_bins.hpp"
+#include "iteration_bins_binding.hpp"
 
 namespace py = pybind11;
 using namespace deepum;
@@ -44,17 +44,7 @@ void bind_iteration_bins(py::module_& m) {
            py::arg("records"), "One buffer's transfers: (start_ns, end_ns, bytes, kind) each.")
       .def("figures", [](const IterationBins& bins) {
         py::list out;
-        for (const IterationFigures& f : bins.figures()) {
-          py::dict row;
-          row["gpu_page_faults"] = f.gpu_page_faults;
-          row["fault_h2d_bytes"] = f.fault_h2d_bytes;
-          row["prefetch_h2d_bytes"] = f.prefetch_h2d_bytes;
-          row["other_h2d_bytes"] = f.other_h2d_bytes;
-          row["d2h_bytes"] = f.d2h_bytes;
-          row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
-          row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
-          out.append(row);
-        }
+        for (const IterationFigures& f : bins.figures()) out.append(iteration_figures_dict(f));
         return out;
       });
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "iteration_bins_binding.hpp"
 #include "online.hpp"
 #include "options_binding.hpp"
 #include "state_binding.hpp"
@@ -52,18 +53,7 @@ void mark_iteration_time(bool restart = false) {
 py::list iteration_figures() {
   py::list out;
   const auto bins = runtime().iteration_bins.figures();
-  for (size_t k = 1; k < bins.size(); ++k) {  // bin 0: records from before the engine started
-    const IterationFigures& f = bins[k];
-    py::dict row;
-    row["gpu_page_faults"] = f.gpu_page_faults;
-    row["fault_h2d_bytes"] = f.fault_h2d_bytes;
-    row["prefetch_h2d_bytes"] = f.prefetch_h2d_bytes;
-    row["other_h2d_bytes"] = f.other_h2d_bytes;
-    row["d2h_bytes"] = f.d2h_bytes;
-    row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
-    row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
-    out.append(row);
-  }
+  for (size_t k = 1; k < bins.size(); ++k) out.append(iteration_figures_dict(bins[k]));  // bin 0: before start
   return out;
 }
 
