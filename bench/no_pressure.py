@@ -51,10 +51,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     steps and a negative tolerance exit with status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.workloads = run_all.split_list(args.workloads)
-    unknown = [name for name in args.workloads if name not in workloads.WORKLOADS]
-    if unknown or not args.workloads:
-        parser.error(f"unknown or no workload(s) {unknown}; choose from {', '.join(workloads.WORKLOADS)}")
+    args.workloads = run_all.checked_workloads(parser, args.workloads)
     if args.warmup < 0 or args.steps - args.warmup < MIN_MEASURED_STEPS:
         parser.error(f"need at least {MIN_MEASURED_STEPS} measured steps (--steps less --warmup, --warmup >= 0), "
                      f"got --steps {args.steps} --warmup {args.warmup}")

@@ -57,6 +57,15 @@ def split_list(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def checked_workloads(parser: argparse.ArgumentParser, text: str) -> list[str]:
+    """The comma-separated workload names of `text`; none, or an unknown one, exits with status 2."""
+    names = split_list(text)
+    unknown = [name for name in names if name not in workloads.WORKLOADS]
+    if unknown or not names:
+        parser.error(f"unknown or no workload(s) {unknown}; choose from {', '.join(workloads.WORKLOADS)}")
+    return names
+
+
 def _fractions(text: str) -> list[float]:
     try:
         values = [float(item) for item in split_list(text)]

@@ -56,10 +56,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     exit with status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.workloads = run_all.split_list(args.workloads)
-    unknown = [name for name in args.workloads if name not in workloads.WORKLOADS]
-    if unknown or not args.workloads:
-        parser.error(f"unknown or no workload(s) {unknown}; choose from {', '.join(workloads.WORKLOADS)}")
+    args.workloads = run_all.checked_workloads(parser, args.workloads)
     if not 0 < args.budget <= 1:
         parser.error(f"--budget must be in (0, 1], got {args.budget}")
     if args.steps <= STEADY_FROM:
