@@ -69,8 +69,8 @@ def mark_iteration() -> None:
     between consecutive marks, and the fault log's figures (GPU page faults, migrated bytes, link
     time) are binned by when each transfer or fault began. enable() calls it after every optimizer
     step; a mark with nothing done since the last one is ignored: no kernel launched or, while the
-    engine sleeps (launches unseen), no managed allocation made. Costs no device synchronization and
-    no flush of the fault log (unless it learns from faults)."""
+    engine sleeps (launches unseen), no managed allocation made. It flushes no CUPTI buffer unless
+    the policy learns from faults."""
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
             return
