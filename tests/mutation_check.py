@@ -1,4 +1,4 @@
-"""Seeds known bugs into the native policy and the memory map, one at a time, each in a scratch copy
+"""Seeds known bugs into the native policy, the memory map and the fault log's iteration bins, one at a time, each in a scratch copy
 of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints which
 tests failed per mutation. A mutation no test catches is a hole in the tests.
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
-         "tests/test_memory_map.py", "tests/test_sleep.py"]
+         "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -72,6 +72,12 @@ MUTATIONS = {
         "driver_hooks/memory_map.hpp", "if (it != last_users_.end())\n", "if (false)\n"),
     "allocations-outside-segments-tracked": (
         "driver_hooks/memory_map.hpp", "if (!in_segment(addr)) return false;", ""),
+    "record-at-a-mark-counts-before-it": (
+        "driver_hooks/iteration_bins.hpp", "std::upper_bound(marks_.begin()", "std::lower_bound(marks_.begin()"),
+    "mark-goes-back-in-time": (
+        "driver_hooks/iteration_bins.hpp", "marks_.empty() ? t : std::max(t, marks_.back())", "t"),
+    "busy-time-not-sorted": (
+        "driver_hooks/iteration_bins.hpp", "    std::sort(records.begin(), records.end());\n", ""),
 }
 
 
