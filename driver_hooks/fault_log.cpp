@@ -1,14 +1,13 @@
 // The fault log: CUPTI activity records, delivered in buffers. Unified-memory counters (GPU page
 // faults, host-to-device and device-to-host transfers with their cause and time span; the spans of
-// each direction give the link's busy time) feed the counters and, when
-// on, the trace being recorded and the fault log that learning from faults drains; kernel records
-// (GPU time spans) let Python attribute faults to launches.
+// each direction give the link's busy time) feed the iteration bins and their totals
+// (iteration_bins.hpp) and, when on, the trace being recorded and the fault log that learning from
+// faults drains; kernel records (GPU time spans) let Python attribute faults to launches.
 #include <cuda.h>
 #include <cupti.h>
 
 #include <cstdint>
 #include <cstdlib>
-#include <utility>
 #include <vector>
 
 #include "online.hpp"
@@ -27,7 +26,6 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   CUpti_Activity* record = nullptr;
   const bool recording = rt.recorder.on.load(std::memory_order_relaxed);
   const bool learning = rt.fault_log.on.load(std::memory_order_relaxed);
-  std::vector<std::pair<uint64_t, uint64_t>> h2d_spans, d2h_spans;
   std::vector<TransferRecord> transfers;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
@@ -40,7 +38,6 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     const auto* um = reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter2*>(record);
     switch (um->counterKind) {
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
-        rt.counters.gpu_faults += um->value;
         rt.iteration_bins.fault(um->start, um->value);
         if (recording) rt.recorder.fault(um->start, um->address, int8_t(um->flags >= 1 && um->flags <= 4 ? um->flags : 1));
         if (learning) rt.fault_log.fault(um->start, um->address, 1);
@@ -48,31 +45,19 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: {
         const uint32_t cause = um->flags;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 1, int8_t(cause <= 5 ? cause : 0));
-        h2d_spans.emplace_back(um->start, um->end);
-        Transfer kind = Transfer::kOtherH2D;
-        if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER) {
-          rt.counters.prefetch_h2d_bytes += um->value;
-          kind = Transfer::kPrefetchH2D;
-        } else if (cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE) {
-          rt.counters.fault_h2d_bytes += um->value;
-          kind = Transfer::kFaultH2D;
-        } else {
-          rt.counters.other_h2d_bytes += um->value;
-        }
+        const Transfer kind = cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER        ? Transfer::kPrefetchH2D
+                              : cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE ? Transfer::kFaultH2D
+                                                                                                  : Transfer::kOtherH2D;
         transfers.push_back({um->start, um->end, um->value, kind});
         break;
       }
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
-        rt.counters.d2h_bytes += um->value;
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
-        d2h_spans.emplace_back(um->start, um->end);
         transfers.push_back({um->start, um->end, um->value, Transfer::kD2H});
         break;
       default: break;
     }
   }
-  rt.counters.h2d_link.add(h2d_spans);
-  rt.counters.d2h_link.add(d2h_spans);
   rt.iteration_bins.transfers(std::move(transfers));
   free(buffer);
 }

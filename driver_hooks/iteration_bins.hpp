@@ -1,7 +1,8 @@
-// The fault log's figures per training iteration, without flushing CUPTI at each iteration mark: a
-// mark notes its time (CUPTI's clock, nanoseconds), and each unified-memory record, whenever its buffer
-// arrives, is added to the bin its start time falls in. Bin k holds the records that began at or after
-// mark k - 1 and before mark k (bin 0: before the first mark; the last bin stays open).
+// The fault log's figures: in total since the process loaded the engine, and per training iteration
+// without flushing CUPTI at each iteration mark: a mark notes its time (CUPTI's clock, nanoseconds),
+// and each unified-memory record, whenever its buffer arrives, is added to the bin its start time falls
+// in. Bin k holds the records that began at or after mark k - 1 and before mark k (bin 0: before the
+// first mark; the last bin stays open).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -11,8 +12,10 @@
 
 namespace deepum {
 
-// Busy time of one direction of the link within one iteration: the union of its transfers'
-// [start, end) intervals, each buffer's intervals sorted and counted past all counted before.
+// Busy time of one direction of the link: the union of its transfers' [start, end) intervals. Records
+// come in buffers: each buffer's intervals are sorted and counted past the end of all those counted
+// before, so no time is counted twice; an interval delivered in a later buffer than one ending after
+// it adds only its part past that end (the figure may fall short, never over).
 struct BusyUnion {
   uint64_t busy_ns = 0;
   uint64_t covered_until = 0;
@@ -24,7 +27,7 @@ struct BusyUnion {
   }
 };
 
-// One iteration's figures. Units: faults counted, bytes, nanoseconds.
+// The figures of one iteration, or of the whole run. Units: faults counted, bytes, nanoseconds.
 struct IterationFigures {
   uint64_t gpu_page_faults = 0, fault_h2d_bytes = 0, prefetch_h2d_bytes = 0, other_h2d_bytes = 0, d2h_bytes = 0;
   BusyUnion h2d_link, d2h_link;
@@ -40,7 +43,7 @@ struct TransferRecord {
 
 class IterationBins {
  public:
-  // Forgets every mark and figure; the open bin is bin 0.
+  // Forgets every mark and bin (not the totals); the open bin is bin 0.
   void reset() {
     std::lock_guard<std::mutex> lock(mutex_);
     marks_.clear();
@@ -55,34 +58,43 @@ class IterationBins {
   void fault(uint64_t t, uint64_t count) {
     std::lock_guard<std::mutex> lock(mutex_);
     bin(t).gpu_page_faults += count;
+    totals_.gpu_page_faults += count;
   }
   // One buffer's transfers: each counted in the bin of its start.
   void transfers(std::vector<TransferRecord> records) {
     std::sort(records.begin(), records.end());
     std::lock_guard<std::mutex> lock(mutex_);
     for (const TransferRecord& r : records) {
-      IterationFigures& figures = bin(r.start);
-      switch (r.kind) {
-        case Transfer::kFaultH2D: figures.fault_h2d_bytes += r.bytes; break;
-        case Transfer::kPrefetchH2D: figures.prefetch_h2d_bytes += r.bytes; break;
-        case Transfer::kOtherH2D: figures.other_h2d_bytes += r.bytes; break;
-        case Transfer::kD2H: figures.d2h_bytes += r.bytes; break;
-      }
-      (r.kind == Transfer::kD2H ? figures.d2h_link : figures.h2d_link).add(r.start, r.end);
+      add(bin(r.start), r);
+      add(totals_, r);
     }
   }
   std::vector<IterationFigures> figures() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return bins_;
   }
+  IterationFigures totals() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return totals_;
+  }
 
  private:
+  static void add(IterationFigures& figures, const TransferRecord& r) {
+    switch (r.kind) {
+      case Transfer::kFaultH2D: figures.fault_h2d_bytes += r.bytes; break;
+      case Transfer::kPrefetchH2D: figures.prefetch_h2d_bytes += r.bytes; break;
+      case Transfer::kOtherH2D: figures.other_h2d_bytes += r.bytes; break;
+      case Transfer::kD2H: figures.d2h_bytes += r.bytes; break;
+    }
+    (r.kind == Transfer::kD2H ? figures.d2h_link : figures.h2d_link).add(r.start, r.end);
+  }
   IterationFigures& bin(uint64_t t) {
     return bins_[size_t(std::upper_bound(marks_.begin(), marks_.end(), t) - marks_.begin())];
   }
   mutable std::mutex mutex_;
   std::vector<uint64_t> marks_;
   std::vector<IterationFigures> bins_{1};
+  IterationFigures totals_;
 };
 
 }  // namespace deepum

@@ -1,5 +1,6 @@
 // Python binding of the fault log's iteration bins (iteration_bins.hpp) for tests: transfer kinds
-// are "fault_h2d", "prefetch_h2d", "other_h2d" and "d2h"; figures() gives one dict per bin.
+// are "fault_h2d", "prefetch_h2d", "other_h2d" and "d2h"; figures() gives one dict per bin, totals()
+// one for all records.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -46,5 +47,7 @@ void bind_iteration_bins(py::module_& m) {
         py::list out;
         for (const IterationFigures& f : bins.figures()) out.append(iteration_figures_dict(f));
         return out;
-      });
+      })
+      .def("totals", [](const IterationBins& bins) { return iteration_figures_dict(bins.totals()); },
+           "The figures since construction, which reset() keeps.");
 }

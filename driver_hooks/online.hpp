@@ -58,7 +58,7 @@ struct SleepState {
 struct Runtime {
   Counters counters;
   Recorder recorder;   // the trace being recorded (start's record)
-  IterationBins iteration_bins;  // the fault log's figures per iteration, binned by the marks' times
+  IterationBins iteration_bins;  // the fault log's figures: totals, and per iteration binned by the marks' times
   Recorder fault_log;  // learn_from "faults": launches, kernel records and faults, drained at each iteration mark
                        // and attributed in Python (deepum/fault_attribution.py)
   EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines

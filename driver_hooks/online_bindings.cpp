@@ -181,13 +181,7 @@ py::dict stats() {
     out["allocation_waits_for_discard"] = rt.memory.allocation_waits();
     out["managed_allocations"] = rt.memory.allocations();
   }
-  out["gpu_page_faults"] = rt.counters.gpu_faults.load();
-  out["fault_h2d_bytes"] = rt.counters.fault_h2d_bytes.load();
-  out["prefetch_h2d_bytes"] = rt.counters.prefetch_h2d_bytes.load();
-  out["other_h2d_bytes"] = rt.counters.other_h2d_bytes.load();
-  out["d2h_bytes"] = rt.counters.d2h_bytes.load();
-  out["h2d_link_busy_ns"] = rt.counters.h2d_link.ns();
-  out["d2h_link_busy_ns"] = rt.counters.d2h_link.ns();
+  for (const auto& [key, value] : iteration_figures_dict(rt.iteration_bins.totals())) out[key] = value;
   out["cuda_errors"] = rt.counters.cuda_errors.load();
   out["kernel_waits"] = rt.counters.kernel_waits.load();
   out["kernel_waits_unissued"] = rt.counters.kernel_waits_unissued.load();

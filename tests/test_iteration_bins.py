@@ -1,6 +1,6 @@
 """The fault log's iteration bins (driver_hooks/iteration_bins.hpp): each fault and transfer counts in
 the iteration its start time falls in, however late its buffer arrives, so that an iteration mark
-needs no flush of CUPTI."""
+needs no flush of CUPTI, and in the totals, which a reset keeps."""
 from hypothesis import given, settings, strategies as st
 
 from deepum import _native
@@ -63,6 +63,12 @@ def test_every_fault_and_byte_counts_in_the_iteration_it_began_in(events):
         # the link's busy time: never more than the union of the bin's transfers
         assert got["h2d_link_busy_ns"] <= union_ns(spans["h2d"])
         assert got["d2h_link_busy_ns"] <= union_ns(spans["d2h"])
+    totals = bins.totals()
+    for key in Model.empty():
+        assert totals[key] == sum(row[key] for row in model.rows)
+    every = {direction: [span for spans in model.spans for span in spans[direction]] for direction in ("h2d", "d2h")}
+    assert totals["h2d_link_busy_ns"] <= union_ns(every["h2d"])
+    assert totals["d2h_link_busy_ns"] <= union_ns(every["d2h"])
 
 
 @settings(max_examples=200, deadline=None)
@@ -87,3 +93,4 @@ def test_a_record_at_a_mark_counts_after_it_and_reset_forgets_all():
     assert [row["gpu_page_faults"] for row in bins.figures()] == [1, 2]
     bins.reset()
     assert [row["gpu_page_faults"] for row in bins.figures()] == [0]
+    assert bins.totals()["gpu_page_faults"] == 3
