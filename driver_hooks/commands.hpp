@@ -10,7 +10,9 @@
 namespace deepum {
 
 // kPopulate: a prefetch of a dead block, given fresh GPU pages instead of a copy (a discard to the GPU).
-enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard };
+// kMapHost: preferred location the host and accessed by the GPU, resident pages evicted (kernels then
+// use the block over the link); kMapGpu: that advice withdrawn (the block migrates on demand again).
+enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard, kMapHost, kMapGpu };
 
 // The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
 // and populations (no copy) have their own lane so that they never queue behind copies: allocations
@@ -18,7 +20,10 @@ enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard };
 enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
 constexpr int kLanes = 3;
 constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
-inline Lane lane_of(Op op) { return op == Op::kPrefetch ? kToGpu : op == Op::kEvict ? kToHost : kDiscarded; }
+inline Lane lane_of(Op op) {
+  if (op == Op::kPrefetch) return kToGpu;
+  return op == Op::kEvict || op == Op::kMapHost || op == Op::kMapGpu ? kToHost : kDiscarded;
+}
 
 // The GPU work a command runs after: one event per stream, recorded when the command was decided (the
 // launching stream, and for a discard also the streams that last used the block's memory).

@@ -4,8 +4,9 @@
 //  2. when the plan says so (advise, and deepum learning from accesses), prefetches the kernel's
 //     missing blocks on its stream just before it instead of letting it fault (tables that learn
 //     from faults need the kernel to fault on them: its faults are the lesson);
-//  3. hands the evictions and discards (by block), then the prefetches and populations (in decision
-//     order) to the worker, ordered after the work launched before the kernel.
+//  3. hands the host mappings and their withdrawals (in decision order), the evictions and discards
+//     (by block), then the prefetches and populations (in decision order) to the worker, ordered after
+//     the work launched before the kernel.
 // The memory map answers the policy's questions about dead blocks and keeps the discard tickets.
 #pragma once
 #include <cuda.h>
@@ -192,8 +193,12 @@ class Engine : private MemoryFacts {
   void submit(const LaunchPlan& plan, CUstream stream) {
     std::vector<Command> commands;
     for (const Decision& d : plan.moves)
+      if (d.move == Move::kMapHost || d.move == Move::kMapGpu) commands.push_back(command(d));
+    const size_t mappings = commands.size();
+    for (const Decision& d : plan.moves)
       if (d.move == Move::kEvict || d.move == Move::kDiscard) commands.push_back(command(d));
-    std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) { return a.block < b.block; });
+    std::sort(commands.begin() + mappings, commands.end(),
+              [](const Command& a, const Command& b) { return a.block < b.block; });
     for (const Decision& d : plan.moves)
       if (d.move == Move::kPrefetch || d.move == Move::kPopulate) commands.push_back(command(d));
     if (commands.empty()) return;
@@ -235,6 +240,8 @@ class Engine : private MemoryFacts {
     const Op op = d.move == Move::kEvict      ? Op::kEvict
                   : d.move == Move::kDiscard  ? Op::kDiscard
                   : d.move == Move::kPopulate ? Op::kPopulate
+                  : d.move == Move::kMapHost  ? Op::kMapHost
+                  : d.move == Move::kMapGpu   ? Op::kMapGpu
                                               : Op::kPrefetch;
     Command c{op, policy_.number(d.block)};
     c.ticket = d.ticket;

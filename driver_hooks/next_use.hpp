@@ -156,6 +156,20 @@ class NextUseEviction {
     foreseen_from_ = n ? n - 1 : 0;
   }
 
+  // Calls f(block) for each block the last ended iteration used in 1..most_uses launches, all within
+  // span_percent percent of its launches (the first to the last use, both counted).
+  template <class F>
+  void short_lived(size_t most_uses, size_t span_percent, F f) const {
+    if (iterations_ == 0) return;
+    const uint64_t ended = iterations_ - 1, length = history_[slot(ended)].length;
+    for (size_t block = 0; block < blocks_.size(); ++block) {
+      const std::vector<uint32_t>& uses = uses_in(blocks_[block], ended);
+      if (!uses.empty() && uses.size() <= most_uses &&
+          (uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * length)
+        f(int64_t(block));
+    }
+  }
+
   // Every exec ID of the remembered iterations (with repeats).
   template <class F>
   void for_each_exec_id(F f) const {

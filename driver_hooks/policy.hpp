@@ -19,6 +19,11 @@
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
+// - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
+//   iteration under pressure: blocks the last iteration used in few launches within a short span of
+//   it (the optimizer's state) are mapped from the host (a resident one leaves with a copy; while
+//   mapped, none is demanded, prefetched or counted resident: its kernels use it over the link), and
+//   mapped blocks that no longer qualify migrate again; given back first, then mapped, each ascending.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables and
@@ -89,6 +94,8 @@ enum class Move : uint8_t {
   kDiscard,   // to the host without a copy (dead)
   kPrefetch,  // to the GPU, with a copy
   kPopulate,  // to the GPU as fresh pages (dead)
+  kMapHost,   // mapped from the host: kernels use it over the link (a resident block leaves with a copy)
+  kMapGpu,    // migrated again (no move now: it comes back on demand)
 };
 
 struct Decision {
@@ -130,6 +137,10 @@ class Policy {
     launch_ += 1;
     const bool on_trial = warm_.state == WarmStart::kOnTrial;
     if ((replacement_ || schedule_ || on_trial) && launch_ - foresight_start_ >= kLongestIteration) start_foresight(launch_);
+    if (map_at_next_launch_) {
+      map_at_next_launch_ = false;
+      map_from_host();
+    }
     if (on_trial && warm_launched_.insert(exec_id).second) {
       warm_.launched += 1;
       warm_.known += warm_known_.count(exec_id);
@@ -147,7 +158,7 @@ class Policy {
         touched_in_[b] = iteration_ + 1;
         touched_this_iteration_ += 1;
       }
-      if (!resident_[b]) missing_.push_back(b);
+      if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);
       if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
     }
     for (Block b : missing_) {
@@ -211,11 +222,14 @@ class Policy {
 
   // The memory of b was given back to the system (its segment freed): it holds nothing anywhere.
   void release(Block b) {
-    if (size_t(b) >= resident_.size() || !resident_[b]) return;
+    if (size_t(b) >= resident_.size()) return;
+    host_mapped_[b] = 0;
+    if (!resident_[b]) return;
     leave(b);
   }
 
   bool resident(Block b) const { return size_t(b) < resident_.size() && resident_[b] != 0; }
+  bool host_mapped(Block b) const { return size_t(b) < host_mapped_.size() && host_mapped_[b] != 0; }
   int64_t resident_blocks() const { return resident_count_; }
   int64_t peak_resident_blocks() const { return peak_; }
   uint64_t launches() const { return launch_; }
@@ -320,6 +334,7 @@ class Policy {
     if (size_t(b) < resident_.size()) return;
     const size_t n = std::max(size_t(b) + 1, resident_.size() * 2);
     resident_.resize(n, 0);
+    host_mapped_.resize(n, 0);
     protect_.resize(n, 0);
     used_by_.resize(n, 0);
     touched_in_.resize(n, 0);
@@ -359,13 +374,42 @@ class Policy {
     if (replacement_) replacement_->start_iteration(first);
     if (schedule_) schedule_->start_iteration();
     foresight_start_ = first;
+    map_at_next_launch_ = true;
+  }
+
+  // Host mapping: the blocks the last iteration used briefly are mapped from the host, those mapped
+  // that no longer qualify migrate again.
+  void map_from_host() {
+    if (!next_use_ || options_.host_map_uses == 0 || touched_ <= capacity_) return;
+    std::vector<Block> chosen, back;
+    next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, [&](int64_t b) {
+      if (!memory_.dead(Block(b))) chosen.push_back(Block(b));
+    });
+    std::vector<uint8_t> stays(host_mapped_.size(), 0);
+    for (Block b : chosen) stays[b] = 1;
+    for (size_t b = 0; b < host_mapped_.size(); ++b)
+      if (host_mapped_[b] && !stays[b]) back.push_back(Block(b));
+    chosen.erase(std::remove_if(chosen.begin(), chosen.end(), [this](Block b) { return host_mapped_[b] != 0; }),
+                 chosen.end());
+    const auto ascending = [this](Block x, Block y) { return number(x) < number(y); };
+    std::sort(back.begin(), back.end(), ascending);
+    std::sort(chosen.begin(), chosen.end(), ascending);
+    for (Block b : back) {
+      host_mapped_[b] = 0;
+      plan_.moves.push_back({Move::kMapGpu, b, 0});
+    }
+    for (Block b : chosen) {
+      host_mapped_[b] = 1;
+      if (resident_[b]) leave(b);
+      plan_.moves.push_back({Move::kMapHost, b, 0});
+    }
   }
 
   // The schedule's prefetches for this launch, in its order; a slot still lacking is made by the
   // replacement rule for the launch that needs the block, and the prefetches stop where it refuses.
   void follow(const Schedule::Step& step) {
     for (const Schedule::Move& m : step) {
-      if (m.lead == 0 || resident_[m.block]) continue;
+      if (m.lead == 0 || resident_[m.block] || host_mapped_[m.block]) continue;
       if (resident_count_ >= capacity_) {
         const Block v = victim(launch_ + m.lead);
         if (v == kNone) return;
@@ -385,7 +429,7 @@ class Policy {
       entry_.clear();
       bool complete = true;
       for (Block b : window_[issued_]) {
-        if (resident_[b]) continue;
+        if (resident_[b] || host_mapped_[b]) continue;
         if (resident_count_ >= capacity_) {
           const Block v = victim(launch_ + issued_ + 1);
           if (v == kNone) {
@@ -486,6 +530,7 @@ class Policy {
   BlockList migrated_;                          // resident blocks, least recently migrated first
   LruEviction lru_;                             // over migrated_
   std::vector<uint8_t> resident_;
+  std::vector<uint8_t> host_mapped_;            // mapped from the host (host mapping)
   std::vector<int32_t> protect_;                // window entries that need the block
   std::vector<uint64_t> used_by_;               // last launch that used it (0: none yet)
   std::vector<uint8_t> counted_;                // counted in touched_ (used, or resident at the wake)
@@ -497,6 +542,7 @@ class Policy {
   uint64_t foresight_start_ = 1;                // launch at which the replacement rule's iteration began
   bool predicted_ = false;                      // the last launch went through the prefetcher
   bool confident_ = false;                      // the last launch trusted the predictions
+  bool map_at_next_launch_ = false;             // an iteration started: host mapping decides at its first launch
   RecentHits recent_hits_;
   std::vector<Block> missing_;
   std::vector<Decision> entry_;

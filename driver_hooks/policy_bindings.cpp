@@ -25,6 +25,8 @@ const char* move_name(Move m) {
     case Move::kDiscard: return "discard";
     case Move::kPrefetch: return "prefetch";
     case Move::kPopulate: return "populate";
+    case Move::kMapHost: return "map_host";
+    case Move::kMapGpu: return "map_gpu";
   }
   return "?";
 }
@@ -70,6 +72,7 @@ class PolicyUnderTest {
   int64_t next_iteration() { return policy_.next_iteration(); }
   void release(int64_t number) { policy_.release(policy_.block(number)); }
   bool resident(int64_t number) { return policy_.resident(policy_.block(number)); }
+  bool host_mapped(int64_t number) { return policy_.host_mapped(policy_.block(number)); }
   py::bytes save_state() const { return state_bytes(policy_.save_state()); }
   void load_state(const py::bytes& data) { load_state_bytes(policy_, data); }
   const Policy& policy() const { return policy_; }
@@ -97,6 +100,7 @@ void bind_policy(py::module_& m) {
       .def("next_iteration", &PolicyUnderTest::next_iteration)
       .def("release", &PolicyUnderTest::release, py::arg("block"))
       .def("resident", &PolicyUnderTest::resident, py::arg("block"))
+      .def("host_mapped", &PolicyUnderTest::host_mapped, py::arg("block"))
       .def("save_state", &PolicyUnderTest::save_state, "What the policy has learned (docs/warm-start.md), as bytes.")
       .def("load_state", &PolicyUnderTest::load_state, py::arg("data"),
            "Loads save_state()'s bytes before the first launch; ValueError (one line) for a bad state.")

@@ -1,7 +1,7 @@
 // UVM driver model for offline replay: 2 MiB blocks of 4 KiB pages on a GPU of fixed capacity, demand
 // faults in batches, the driver's in-block prefetcher, a host link that moves one migration at a time
-// (the driver serializes migrations), a prefetch worker whose calls cost CPU time, and compute that
-// overlaps with prefetches. It knows no policy: the policy core (policy.hpp) decides, at each launch,
+// (the driver serializes migrations), a prefetch worker whose calls cost CPU time, compute that
+// overlaps with prefetches, and kernels that read and write host-mapped blocks over that link. It knows no policy: the policy core (policy.hpp) decides, at each launch,
 // which blocks move; the model charges what those moves cost. Like the engine, it starts asleep
 // (sleep_gate.hpp): until the trace's managed segments pass the gate, the policy sees no launch and
 // kernels fault on what they lack. docs/simulator.md describes it.
@@ -30,6 +30,7 @@ struct CostModel {
   double prefetch_call_s;             // CPU time of one prefetch / evict call on the worker
   double evict_bytes_per_s;           // device->host eviction bandwidth
   double populate_bytes_per_s;        // fresh GPU pages for a dead block (discard-and-prefetch to the GPU)
+  double host_map_bytes_per_s;        // a kernel's accesses to a block mapped from the host, each direction at once
   double fault_read_bytes_per_s;      // effective demand-fault rate when the kernel reads
   double fault_write_bytes_per_s;     // effective demand-fault rate when the kernel writes
   double fault_startup_s;             // fixed cost of a kernel that demand-faults
@@ -50,11 +51,12 @@ struct Totals {
   int64_t evicted_bytes = 0;     // resident bytes evicted with a copy
   int64_t discarded_bytes = 0;   // resident bytes dropped without a copy (dead data)
   int64_t populated_bytes = 0;   // dead blocks a prefetch gave fresh GPU pages instead of a copy
+  int64_t host_mapped_bytes = 0; // bytes kernels used of host-mapped blocks, over the link
   int64_t released_bytes = 0;    // resident bytes dropped because their segment was released
   int64_t lost_reads = 0;        // reads of a block whose contents were dropped and not rewritten
   int64_t peak_resident_blocks = 0;
   int64_t woke_at_kernel = -1;   // the first kernel the policy saw (-1: the engine slept throughout)
-  double compute_s = 0, fault_stall_s = 0, prefetch_wait_s = 0, time_s = 0;
+  double compute_s = 0, fault_stall_s = 0, prefetch_wait_s = 0, host_map_wait_s = 0, time_s = 0;
 };
 
 struct KernelRecord {
@@ -129,12 +131,14 @@ class Simulator : private MemoryFacts {
     double ready = now_, room_ready = now_;
     execute(plan, ready, room_ready);
     double fault_s = 0;
-    int64_t fault_pages = 0;
+    int64_t fault_pages = 0, host_mapped_bytes = 0;
     for (int64_t row = first; row < last; ++row) {
       const Block b = trace_.access_block[row];
       const int16_t pages = trace_.access_pages[row];
       const bool write = trace_.access_write[row] != 0;
-      if (resident_pages_[b] >= pages) {
+      if (policy_.host_mapped(b)) {
+        host_mapped_bytes += int64_t(pages) * int64_t(kPageBytes);
+      } else if (resident_pages_[b] >= pages) {
         ready = std::max(ready, arrival_s_[b]);
       } else {
         const int16_t missing = pages - resident_pages_[b];
@@ -167,10 +171,18 @@ class Simulator : private MemoryFacts {
     if (asleep) peak_asleep_ = std::max(peak_asleep_, resident_blocks_);
     const double compute = double(trace_.duration_ns[k]) * 1e-9;
     const double wait = ready - now_;
+    // Host-mapped accesses cross the link while the kernel runs, after the migrations queued on it.
+    double end = ready + fault_s + compute;
+    if (host_mapped_bytes > 0) {
+      link_free_s_ = std::max(link_free_s_, ready + fault_s) + double(host_mapped_bytes) / cost_.host_map_bytes_per_s;
+      totals_.host_mapped_bytes += host_mapped_bytes;
+      totals_.host_map_wait_s += std::max(0.0, link_free_s_ - end);
+      end = std::max(end, link_free_s_);
+    }
     totals_.compute_s += compute;
     totals_.fault_stall_s += fault_s;
     totals_.prefetch_wait_s += wait;
-    now_ = ready + fault_s + compute;
+    now_ = end;
     record_.t_end_s = now_;
     record_.fault_stall_s = fault_s;
     record_.prefetch_wait_s = wait;
@@ -197,6 +209,8 @@ class Simulator : private MemoryFacts {
       } else if (d.move == Move::kPrefetch || d.move == Move::kPopulate) {
         batch_.push_back(d);
         batched_[d.block] = 1;
+      } else if (d.move == Move::kMapHost && resident_pages_[d.block] > 0) {
+        evict(d.block, false, room_ready);  // its pages go back to the host with a copy
       }
     }
     if (!batch_.empty()) issue_batch();
@@ -289,7 +303,8 @@ class Simulator : private MemoryFacts {
           live_bytes_[b] += overlap;
         } else if (action == MemAction::kFree) {
           live_bytes_[b] -= overlap;
-        } else if (action == MemAction::kSegmentFree && (policy_.resident(b) || resident_pages_[b] > 0)) {
+        } else if (action == MemAction::kSegmentFree &&
+                   (policy_.resident(b) || policy_.host_mapped(b) || resident_pages_[b] > 0)) {
           totals_.released_bytes += int64_t(resident_pages_[b]) * int64_t(kPageBytes);
           move_out(b);
           policy_.release(b);

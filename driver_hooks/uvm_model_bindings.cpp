@@ -34,6 +34,7 @@ py::array_t<T> column(const std::vector<KernelRecord>& records, F field) {
 CostModel cost_model(const py::dict& c) {
   return CostModel{c["prefetch_h2d_bytes_per_s"].cast<double>(), c["prefetch_call_cpu_s"].cast<double>(),
                    c["evict_d2h_bytes_per_s"].cast<double>(), c["populate_bytes_per_s"].cast<double>(),
+                   c["host_map_bytes_per_s"].cast<double>(),
                    c["demand_fault_read_bytes_per_s"].cast<double>(),
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
                    c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>()};
@@ -97,6 +98,8 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   out["evicted_bytes"] = s.evicted_bytes;
   out["discarded_bytes"] = s.discarded_bytes;
   out["populated_bytes"] = s.populated_bytes;
+  out["host_mapped_bytes"] = s.host_mapped_bytes;
+  out["host_map_wait_s"] = s.host_map_wait_s;
   out["released_bytes"] = s.released_bytes;
   out["lost_reads"] = s.lost_reads;
   out["woke_at_kernel"] = s.woke_at_kernel < 0 ? py::object(py::none()) : py::object(py::int_(s.woke_at_kernel));

@@ -159,12 +159,14 @@ class Worker {
           cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
         lane_waited_[lane][other] = target;
       }
+      std::vector<int64_t> blocks;
+      for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
       if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
         const std::vector<int64_t> left = discard(batch, i, j, first.op == Op::kPopulate, stream);
         if (first.op == Op::kPopulate) migrate(left, true, stream);  // cancelled: their contents count again
+      } else if (first.op == Op::kMapHost || first.op == Op::kMapGpu) {
+        map(blocks, first.op == Op::kMapHost, stream);
       } else {
-        std::vector<int64_t> blocks;
-        for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
         migrate(blocks, lane == kToGpu, stream);
       }
       // Written even when the call failed; published only once the write is enqueued.
@@ -237,6 +239,26 @@ class Worker {
   void note_error(const char* what, cudaError_t err) {
     counters_.note_failure(what, cudaGetErrorString(err));
     cudaGetLastError();
+  }
+
+  // Maps `blocks` from the host (preferred location the host, accessed by the GPU, resident pages
+  // evicted with a copy) or withdraws that advice, one range at a time. Advice never changes what memory
+  // holds; a range the driver refuses stays as it was (the GPU faults it in on use).
+  void map(const std::vector<int64_t>& blocks, bool from_host, cudaStream_t stream) {
+    for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
+      void* range = reinterpret_cast<void*>(start);
+      cudaError_t err = from_host ? cudaMemAdvise(range, bytes, cudaMemAdviseSetPreferredLocation, host_)
+                                  : cudaMemAdvise(range, bytes, cudaMemAdviseUnsetPreferredLocation, host_);
+      if (err == cudaSuccess)
+        err = cudaMemAdvise(range, bytes, from_host ? cudaMemAdviseSetAccessedBy : cudaMemAdviseUnsetAccessedBy, gpu_);
+      if (err != cudaSuccess) {
+        note_error(from_host ? "map from the host" : "withdraw a host mapping", err);
+        continue;
+      }
+      (from_host ? counters_.host_map_calls : counters_.host_unmap_calls)++;
+      (from_host ? counters_.host_map_bytes : counters_.host_unmap_bytes) += bytes;
+      if (from_host) copy({{start, bytes}}, false, stream);
+    }
   }
 
   // Migrates `blocks` with a copy, one call per contiguous range.

@@ -46,7 +46,8 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integ
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
-                    confident_hits=st.integers(0, 3), prefetch=st.booleans(),
+                    confident_hits=st.integers(0, 3), host_map_uses=st.sampled_from([0, 0, 1, 2, 3]),
+                    host_map_span_percent=st.integers(1, 100), prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
 
@@ -340,3 +341,41 @@ def test_blocks_woken_between_iterations_are_foreseen_from_the_next_launch():
     pair.wake([0])
     _, moves = pair.launch(0, [2])
     assert moves[0] == ("demand", 2) and len(moves) == 2
+
+
+# An iteration of ten launches over six blocks: 0..3 are used throughout, 4 and 5 only by its last two
+# launches (the optimizer's state: two uses within 20% of the iteration).
+BRIEF = [(20 + i, [i % 4, (i + 1) % 4]) for i in range(8)] + [(28, [4]), (29, [4, 5])]
+
+
+def test_blocks_used_briefly_are_mapped_from_the_host_and_migrate_again_once_their_uses_spread():
+    pair = _both("deepum", 3, host_map_uses=2, host_map_span_percent=20)
+    _teach(pair, BRIEF, times=1)
+    _, moves = pair.launch(*BRIEF[0])
+    assert moves[:2] == [("map_host", 4), ("map_host", 5)]
+    assert not pair.spec.resident(4) and pair.spec.host_mapped(4) and pair.native.host_mapped(5)
+    for exec_id, blocks in BRIEF[1:]:
+        _, moves = pair.launch(exec_id, blocks)
+        assert not {b for _, b in moves} & {4, 5}, "a host-mapped block was demanded or prefetched"
+    pair.spec.next_iteration()
+    pair.native.next_iteration()
+    # Block 4 is now used at the iteration's first launch and its last: its uses span all of it.
+    spread = [(30, [0, 4])] + BRIEF[1:]
+    _, moves = pair.launch(*spread[0])
+    assert ("demand", 4) not in moves, "still mapped: the kernel uses block 4 over the link"
+    for exec_id, blocks in spread[1:]:
+        pair.launch(exec_id, blocks)
+    pair.spec.next_iteration()
+    pair.native.next_iteration()
+    _, moves = pair.launch(*spread[0])
+    assert moves[0] == ("map_gpu", 4) and ("demand", 4) in moves
+    assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(4)
+
+
+def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_zero():
+    roomy = _both("deepum", 6, host_map_uses=2, host_map_span_percent=20)
+    off = _both("deepum", 3)
+    for pair in (roomy, off):
+        _teach(pair, BRIEF, times=2)
+        _, moves = pair.launch(*BRIEF[0])
+        assert not [m for m in moves if m[0].startswith("map_")]

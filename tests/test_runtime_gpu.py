@@ -143,7 +143,29 @@ def case_sleep(capacity: str) -> dict:
     return _train(mode="deepum", capacity=capacity or None)
 
 
-def _train(**enable) -> dict:
+def case_host_map(_: str = "") -> dict:
+    """case_train in mode deepum under a 48 MiB budget with host mapping on; where Adam's state lives."""
+    from deepum.config import DeepUMConfig
+    from deepum.runtime import gpu
+
+    def adam_state_preferred(optimizer) -> list[int]:
+        """The preferred locations of the 2 MiB blocks that lie wholly inside Adam's state tensors."""
+        import torch
+
+        seen = set()
+        for state in optimizer.state.values():
+            for s in state.values():
+                if torch.is_tensor(s) and s.is_cuda:
+                    start, end = s.data_ptr(), s.data_ptr() + s.untyped_storage().nbytes()
+                    for block in range(-(-start // (2 * MiB)), end // (2 * MiB)):
+                        seen.add(gpu.range_preferred_device(block * 2 * MiB, 2 * MiB))
+        return sorted(seen)
+
+    return _train(mode="deepum", capacity="48MiB", config=DeepUMConfig(host_map_uses=4, host_map_span_percent=25),
+                  after=adam_state_preferred)
+
+
+def _train(after=None, **enable) -> dict:
     import hashlib
 
     import torch
@@ -168,11 +190,13 @@ def _train(**enable) -> dict:
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
+    torch.cuda.synchronize()
+    seen = after(optimizer) if after else None
     digest = hashlib.sha256()
     for p in model.parameters():
         digest.update(p.detach().cpu().numpy().tobytes())
     return {"digest": digest.hexdigest(), "losses": losses, "parameter_type": _memory_type(layers[0].weight),
-            "stats": runtime.stats()}
+            "stats": runtime.stats(), "after": seen}
 
 
 def case_advise(_: str = "") -> dict:
@@ -337,6 +361,18 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
     assert tight["stats"]["asleep"] is False and tight["stats"]["launches"] > 0
     assert tight["stats"]["cuda_errors"] == 0, tight["stats"].get("last_cuda_error")
     assert roomy["digest"] == tight["digest"] == plain["digest"]
+
+
+def test_host_mapping_keeps_adam_state_on_the_host_and_training_exact(allocator_built):
+    """Under a budget, host mapping maps the blocks only the optimizer uses (Adam's moments) from the
+    host: they end with the host as their preferred location, and training is bitwise as without deepum."""
+    plain, _ = run_case("train", "none")
+    mapped, _ = run_case("host_map")
+    stats = mapped["stats"]
+    assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
+    assert stats["host_map_calls"] > 0 and stats["host_map_bytes"] > 0
+    assert -1 in mapped["after"], mapped["after"]  # cudaCpuDeviceId: some of Adam's state prefers the host
+    assert mapped["digest"] == plain["digest"] and mapped["losses"] == plain["losses"]
 
 
 def test_advise_mode_advises_parameters_and_inputs(allocator_built):

@@ -163,7 +163,7 @@ def test_capacity_bytes_and_data_are_conserved(trace, fraction, policy, config):
     assert r.h2d_bytes >= r.faults * 4096 + r.prefetch_bytes
     # Live data is never dropped: no block is read after its contents were discarded.
     assert r.lost_reads == 0
-    assert r.time_s == pytest.approx(r.compute_s + r.fault_stall_s + r.prefetch_wait_s)
+    assert r.time_s == pytest.approx(r.compute_s + r.fault_stall_s + r.prefetch_wait_s + r.host_map_wait_s)
     assert sum(row["faults"] for row in r.per_iteration) == r.faults
     assert 0.0 <= r.prefetch_accuracy <= 1.0 and 0.0 <= r.prefetch_coverage <= 1.0
     if policy == "um":

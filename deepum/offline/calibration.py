@@ -26,10 +26,13 @@ class Calibration:
     fault_batch_pages: int
     driver_prefetch_threshold: float
     populate_bytes_per_s: float | None = None  # fresh GPU pages for a dead block; None: charged as a prefetch
+    host_map_bytes_per_s: float | None = None  # kernels' accesses to host-mapped blocks, each direction at
+                                               # once; None: charged as a prefetch
 
     def __post_init__(self):
-        if self.populate_bytes_per_s is None:
-            object.__setattr__(self, "populate_bytes_per_s", self.prefetch_h2d_bytes_per_s)
+        for key in ("populate_bytes_per_s", "host_map_bytes_per_s"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, self.prefetch_h2d_bytes_per_s)
 
     @classmethod
     def load(cls, name_or_path: str | Path = DEFAULT_CALIBRATION) -> "Calibration":

@@ -45,6 +45,8 @@ class SimResult:
     prefetch_coverage: misses turned into hits / misses without prefetch, counted in (kernel, block)
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
     populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
+    host_mapped_bytes: bytes kernels read or wrote of host-mapped blocks over the link (not in h2d_bytes
+        or d2h_bytes); host_map_wait_s: the time kernels ran past their compute waiting for them.
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
     woke_at_kernel: the first kernel the policy saw (deepum.specs.sleep: the engine sleeps until the
         managed segments pass wake_percent of the capacity; 0 when it never slept), None when it slept
@@ -72,6 +74,7 @@ class SimResult:
     evicted_bytes: int
     discarded_bytes: int
     populated_bytes: int
+    host_mapped_bytes: int
     released_bytes: int
     lost_reads: int
     prefetch_accuracy: float
@@ -82,6 +85,7 @@ class SimResult:
     compute_s: float
     fault_stall_s: float
     prefetch_wait_s: float
+    host_map_wait_s: float
     table_bytes: int
     kernel_prediction_hits: int
     kernel_prediction_misses: int
@@ -161,6 +165,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         evicted_bytes=raw["evicted_bytes"],
         discarded_bytes=raw["discarded_bytes"],
         populated_bytes=raw["populated_bytes"],
+        host_mapped_bytes=raw["host_mapped_bytes"],
         released_bytes=raw["released_bytes"],
         lost_reads=raw["lost_reads"],
         prefetch_accuracy=raw["prefetch_used_bytes"] / prefetched if prefetched else 0.0,
@@ -171,6 +176,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         compute_s=raw["compute_s"],
         fault_stall_s=raw["fault_stall_s"],
         prefetch_wait_s=raw["prefetch_wait_s"],
+        host_map_wait_s=raw["host_map_wait_s"],
         table_bytes=raw["table_bytes"],
         kernel_prediction_hits=raw["kernel_prediction_hits"],
         kernel_prediction_misses=raw["kernel_prediction_misses"],

@@ -442,6 +442,9 @@ def stats() -> dict:
     - ``evict_calls``, ``evict_bytes``: evictions to the host, with a copy.
     - ``discard_calls``, ``discard_bytes``: dead blocks dropped without a copy.
     - ``populate_calls``, ``populate_bytes``: dead blocks given fresh GPU pages instead of a copy.
+    - ``host_map_calls``, ``host_map_bytes``: ranges mapped from the host (``host_map_uses``): preferred
+      location the host, accessed by the GPU, resident pages evicted with a copy (in ``evict_bytes``).
+      ``host_unmap_calls``, ``host_unmap_bytes``: ranges whose mapping was withdrawn (they migrate again).
     - ``discards_cancelled``: discard choices cancelled because memory in the block was allocated again
       before the discard was issued. ``allocation_waits_for_discard``: allocations made to wait for a
       discard in flight in their block. ``managed_allocations``: allocations the caching allocator
@@ -518,7 +521,8 @@ def _attribution_counts() -> dict:
             "faults_unattributed": lessons.faults_unattributed if lessons else 0}
 
 
-_PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "prefetch_calls",
+_PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "host_map_bytes",
+                  "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")

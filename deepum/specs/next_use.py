@@ -143,6 +143,20 @@ class NextUseEviction:
         self._matching = sorted(self._history, reverse=True)
         self._foreseen_from = n - 1 if n else None
 
+    def short_lived(self, most_uses: int, span_percent: int) -> list[int]:
+        """Blocks (ascending) the last ended iteration used in 1..`most_uses` launches, all within
+        `span_percent` percent of its launches (the first to the last use, both counted)."""
+        if not self._iterations:
+            return []
+        ended = self._iterations - 1
+        length = self._history[ended].length
+        chosen = []
+        for block, b in self._blocks.items():
+            uses = b.uses.get(ended)
+            if uses and len(uses) <= most_uses and (uses[-1] - uses[0] + 1) * 100 <= span_percent * length:
+                chosen.append(block)
+        return sorted(chosen)
+
     def remembered_exec_ids(self) -> set[int]:
         """Every execution ID of the remembered iterations."""
         return {exec_id for iteration in self._history.values() for exec_id in iteration.execs}

@@ -26,6 +26,15 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 6. **Invalidation** (deepum with invalidate): a victim or a prefetched block that is dead moves without
    a copy (``discard``, ``populate``) instead of with one (``evict``, ``prefetch``).
 
+**Host mapping** (deepum with ``host_map_uses`` and next-use eviction), at the first launch of each
+iteration under pressure, before step 1: the blocks the last iteration used in at most
+``host_map_uses`` launches, all within ``host_map_span_percent`` of its launches, and not dead (the
+optimizer's state: touched once per step, between long gaps), are mapped from the host (``map_host``:
+a resident one leaves with a copy, and none is demanded, prefetched or counted resident while mapped:
+its kernels read and write it over the link); mapped blocks that no longer qualify are given back to
+migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks mapped,
+each ascending.
+
 **Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
 until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
 in ascending order, without a move (which of them the GPU touched meanwhile is not known).
@@ -88,7 +97,8 @@ WARM_START_SETTINGS = ("exec_ids", "exec_records", "block_rows", "block_ways", "
 
 class LaunchPlan(NamedTuple):
     demand_prefetch: bool  # the "demand" blocks are prefetched just before the kernel
-    moves: list            # (move, block) in decision order; move in demand, evict, discard, prefetch, populate
+    moves: list            # (move, block) in decision order; move in demand, evict, discard, prefetch, populate,
+                           # map_host, map_gpu
 
 
 class Policy:
@@ -118,6 +128,8 @@ class Policy:
         self._recent_hits: deque[bool] = deque(maxlen=CONFIDENCE_LAUNCHES)  # kernel hit, per launch under pressure
         self._foresight_start = 1  # launch at which the replacement rule's iteration began
         self._moves: list = []
+        self._host_mapped: set[int] = set()  # blocks mapped from the host (host mapping)
+        self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
 
     # ----------------------------------------------------------------------------------- events
     def on_launch(self, exec_id: int, blocks) -> LaunchPlan:
@@ -127,6 +139,9 @@ class Policy:
         on_trial = self.warm_start["state"] == "on_trial"
         if (self._next_use or self._schedule or on_trial) and self._launch - self._foresight_start >= LONGEST_ITERATION:
             self._start_foresight(self._launch)
+        if self._map_at_next_launch:
+            self._map_at_next_launch = False
+            self._map_from_host()
         if on_trial and exec_id not in self._warm_launched:
             self._warm_launched.add(exec_id)
             self.warm_start["launched"] += 1
@@ -140,7 +155,7 @@ class Policy:
             if self._touched_in.get(b) != self._iteration:
                 self._touched_in[b] = self._iteration
                 self._touched_this_iteration += 1
-            if b not in self._migrated:
+            if b not in self._migrated and b not in self._host_mapped:
                 missing.append(b)
             if self._next_use:
                 self._next_use.use(b, self._launch, b in self._migrated)
@@ -196,9 +211,13 @@ class Policy:
     def release(self, block: int) -> None:
         """The block's memory went back to the system (its segment was freed)."""
         self._migrated.pop(block, None)
+        self._host_mapped.discard(block)
 
     def resident(self, block: int) -> bool:
         return block in self._migrated
+
+    def host_mapped(self, block: int) -> bool:
+        return block in self._host_mapped
 
     @property
     def resident_blocks(self) -> int:
@@ -311,10 +330,26 @@ class Policy:
         if self._schedule:
             self._schedule.start_iteration()
         self._foresight_start = first
+        self._map_at_next_launch = True
+
+    def _map_from_host(self) -> None:
+        """Host mapping: the blocks the last iteration used briefly are mapped from the host, those
+        mapped that no longer qualify migrate again."""
+        if not (self._next_use and self.config.host_map_uses and len(self._used_by) > self.capacity):
+            return
+        chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent)
+                  if not self._dead(b)}
+        for b in sorted(self._host_mapped - chosen):
+            self._host_mapped.discard(b)
+            self._moves.append(("map_gpu", b))
+        for b in sorted(chosen - self._host_mapped):
+            self._host_mapped.add(b)
+            self._migrated.pop(b, None)
+            self._moves.append(("map_host", b))
 
     def _follow(self, step) -> None:
         for move in step:
-            if move.lead == 0 or move.block in self._migrated:
+            if move.lead == 0 or move.block in self._migrated or move.block in self._host_mapped:
                 continue
             if len(self._migrated) >= self.capacity:
                 victim = self._victim(self._launch + move.lead)
@@ -328,7 +363,7 @@ class Policy:
         while self._issued < len(self._window):
             entry, complete = [], True
             for b in self._window[self._issued]:
-                if b in self._migrated:
+                if b in self._migrated or b in self._host_mapped:
                     continue
                 if len(self._migrated) >= self.capacity:
                     victim = self._victim(self._launch + self._issued + 1)
