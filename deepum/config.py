@@ -89,13 +89,13 @@ class DeepUMConfig:
                                             "each kernel's own blocks are prefetched, just before it; 0 trusts "
                                             "it at once (the default until a GPU shows a value that helps: "
                                             "docs/results.md)")
-    host_map_uses: int = _size(0, 0, 16, "deepum policy, under pressure: at each iteration's start, a block the "
+    host_map_uses: int = _size(4, 0, 16, "deepum policy, under pressure: at each iteration's start, a block the "
                                          "last iteration used in at most this many launches, all within "
                                          "host_map_span_percent of its launches (the optimizer's state), is "
                                          "mapped from the host instead of migrated: its kernels read and write it "
                                          "over the link and it takes no GPU capacity; it migrates again once its "
                                          "uses spread; 0 maps nothing (eviction next_use with pre_evict only)")
-    host_map_span_percent: int = _size(10, 1, 100, "the share of an iteration's launches, in percent, that a "
+    host_map_span_percent: int = _size(25, 1, 100, "the share of an iteration's launches, in percent, that a "
                                                    "host-mapped block's uses may span (host_map_uses)")
     wake_percent: int = _size(90, 0, 100, "every mode: the engine sleeps (no launch hook, no policy work) while "
                                           "deepum's live managed segments hold at most this percentage of the "

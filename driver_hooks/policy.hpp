@@ -165,8 +165,7 @@ class Policy {
       make_resident(b);
       plan_.moves.push_back({Move::kDemand, b, 0});
     }
-    const bool pressure = options_.mode == Mode::kOracle || touched_ > capacity_ || warm_.state == WarmStart::kOnTrial ||
-                          warm_.state == WarmStart::kKept;
+    const bool pressure = options_.mode == Mode::kOracle || under_pressure();
     predicted_ = prefetcher_ && pressure;
     if (predicted_) predict(exec_id, blocks, count);
     confident_ = options_.mode == Mode::kOracle || (predicted_ && recent_hits_.count() >= options_.confident_hits);
@@ -377,10 +376,15 @@ class Policy {
     map_at_next_launch_ = true;
   }
 
+  // The blocks touched so far exceed the capacity, or a loaded state says they will.
+  bool under_pressure() const {
+    return touched_ > capacity_ || warm_.state == WarmStart::kOnTrial || warm_.state == WarmStart::kKept;
+  }
+
   // Host mapping: the blocks the last iteration used briefly are mapped from the host, those mapped
   // that no longer qualify migrate again.
   void map_from_host() {
-    if (!next_use_ || options_.host_map_uses == 0 || touched_ <= capacity_) return;
+    if (!next_use_ || options_.host_map_uses == 0 || !under_pressure()) return;
     std::vector<Block> chosen, back;
     next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, [&](int64_t b) {
       if (!memory_.dead(Block(b))) chosen.push_back(Block(b));

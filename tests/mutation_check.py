@@ -23,6 +23,21 @@ TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
+    "host-map-one-use-too-many": (
+        "driver_hooks/next_use.hpp", "uses.size() <= most_uses &&", "uses.size() <= most_uses + 1 &&"),
+    "host-map-ignores-the-span": (
+        "driver_hooks/next_use.hpp", "(uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * length",
+        "true"),
+    "host-map-without-pressure": (
+        "driver_hooks/policy.hpp", "options_.host_map_uses == 0 || !under_pressure()) return;",
+        "options_.host_map_uses == 0) return;"),
+    "host-mapped-blocks-demanded": (
+        "driver_hooks/policy.hpp", "if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);",
+        "if (!resident_[b]) missing_.push_back(b);"),
+    "host-mapped-blocks-prefetched": (
+        "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b]) continue;", "if (resident_[b]) continue;"),
+    "host-mapped-accesses-free": (
+        "driver_hooks/uvm_model.hpp", "double(host_mapped_bytes) / cost_.host_map_bytes_per_s", "0.0"),
     "lru-without-dead-preference": (
         "driver_hooks/replacement.hpp", "      if (c.dead(b)) return b;\n", ""),
     "next-use-ignores-window-protection": (

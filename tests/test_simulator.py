@@ -285,6 +285,23 @@ def test_dead_blocks_come_back_with_fresh_pages_at_the_populate_rate():
     assert fresh.lost_reads == 0
 
 
+def test_host_mapped_blocks_cross_the_link_at_the_host_map_rate():
+    """Host mapping on the default transformer at half its footprint: the blocks only its optimizer uses
+    are used over the link instead of migrated, so less goes out; their kernels wait for the link at the
+    calibration's host-map rate (ten times slower: the same bytes, a longer replay)."""
+    trace = synth_transformer()
+    capacity = _capacity(trace, 0.5)
+    calibration = Calibration.load("h200")
+    mapped = simulate(trace, "deepum", capacity, calibration=calibration)
+    slow = simulate(trace, "deepum", capacity, calibration=dataclasses.replace(
+        calibration, host_map_bytes_per_s=calibration.host_map_bytes_per_s / 10))
+    migrated = simulate(trace, "deepum", capacity, DeepUMConfig(host_map_uses=0), calibration)
+    assert mapped.host_mapped_bytes > 0 and migrated.host_mapped_bytes == 0
+    assert slow.host_mapped_bytes == mapped.host_mapped_bytes
+    assert slow.host_map_wait_s > mapped.host_map_wait_s and slow.time_s > mapped.time_s
+    assert mapped.d2h_bytes < migrated.d2h_bytes and mapped.lost_reads == 0
+
+
 @pytest.mark.parametrize("text, message", [
     ("{not json", r"calibration file .*c\.json is not valid JSON"),
     ("[1]", r"c\.json must hold a JSON object"),

@@ -162,7 +162,7 @@ class Policy:
         for b in missing:
             self._arrive(b)
             self._moves.append(("demand", b))
-        pressure = len(self._used_by) > self.capacity or self.warm_start["state"] in ("on_trial", "kept")
+        pressure = self._under_pressure()
         self._predicted = self._predictor is not None and pressure
         if self._predicted:
             self._predict(exec_id, blocks)
@@ -332,10 +332,14 @@ class Policy:
         self._foresight_start = first
         self._map_at_next_launch = True
 
+    def _under_pressure(self) -> bool:
+        """The blocks touched so far exceed the capacity, or a loaded state says they will."""
+        return len(self._used_by) > self.capacity or self.warm_start["state"] in ("on_trial", "kept")
+
     def _map_from_host(self) -> None:
         """Host mapping: the blocks the last iteration used briefly are mapped from the host, those
         mapped that no longer qualify migrate again."""
-        if not (self._next_use and self.config.host_map_uses and len(self._used_by) > self.capacity):
+        if not (self._next_use and self.config.host_map_uses and self._under_pressure()):
             return
         chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent)
                   if not self._dead(b)}
