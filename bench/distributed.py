@@ -227,7 +227,8 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
     figures = {
         "rank": args.rank, "local_rank": args.local_rank, "device_index": device.index,
         "device": torch.cuda.get_device_name(device) if cuda else (platform.processor() or platform.machine()),
-        **bench_train.step_figures(step_s, per_iteration, args.warmup, workload.batch, stats.get("capacity_bytes")),
+        **bench_train.step_figures(step_s, per_iteration, args.warmup, workload.batch, stats.get("capacity_bytes"),
+                                   stats.get("managed_bytes_peak")),
         "losses": losses, "capacity_bytes": stats.get("capacity_bytes"),
         **{key: stats.get(key) for key in TOTALS},
         "stats": {**{key: stats[key] for key in STATS_KEYS if key in stats}, "per_iteration": per_iteration},

@@ -256,7 +256,7 @@ def sweep_workload(args, workload: str) -> None:
                 continue
             if args.dry_run:
                 run_one(args, workload, mode, budget, f"<{budget:g} x footprint>")
-            elif footprint is None:
+            elif not footprint:
                 skipped(args, run_name(workload, mode, budget), workload, mode,
                         f"no footprint: the unbudgeted {PROBE_MODE} run did not succeed", {"budget_fraction": budget})
             else:

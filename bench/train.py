@@ -19,7 +19,8 @@ picks one, bench/peer_methods.py).
 
 The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
 - footprint_bytes: the peak bytes the model needs; torch.cuda.max_memory_reserved() without unified
-  memory, the most bytes of managed blocks one iteration touches (deepum.stats()) with it;
+  memory, the most bytes of managed blocks one iteration touches (deepum.stats()) with it, or the
+  peak managed bytes where the engine slept without pressure and counted none;
 - step_s (every step), step_s_median, step_s_spread (max - min), samples_per_s;
 - faults_per_step, bytes_per_step (fault_h2d, prefetch_h2d, other_h2d, d2h as CUPTI saw them;
   prefetch and evict as the engine issued them), h2d_bytes_per_step, d2h_bytes_per_step;
@@ -173,10 +174,11 @@ def _ratio(numerator, denominator):
 
 
 def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, batch: int,
-                 capacity: int | None) -> dict:
+                 capacity: int | None, managed_peak: int | None = None) -> dict:
     """Step-time and traffic figures of a run: step times after `warmup` steps; per-iteration
     counters (deepum.stats()["per_iteration"], one row per step) of the same steps; footprint from
-    the rows' touched_bytes (None without rows)."""
+    the rows' touched_bytes, or managed_peak (bytes, the allocator's peak) where they touched nothing
+    because the engine slept without pressure (no footprint without rows)."""
     measured = step_s[warmup:]
     rows = per_iteration[warmup:len(step_s)]
     median = statistics.median(measured)
@@ -189,7 +191,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         return figures
     per_step = {key: _mean(rows, key) for key in BYTE_COUNTERS}
     h2d = sum(per_step[key] or 0 for key in ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes"))
-    footprint = max(row["touched_bytes"] for row in rows)
+    footprint = max(row["touched_bytes"] for row in rows) or managed_peak
     hits = sum(row.get("kernel_prediction_hits", 0) for row in rows)
     misses = sum(row.get("kernel_prediction_misses", 0) for row in rows)
     busy = {direction: _mean(rows, f"{direction}_link_busy_ns") for direction in ("h2d", "d2h")}
@@ -204,7 +206,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "prefetch_coverage": _ratio(per_step["prefetch_h2d_bytes"],
                                     (per_step["prefetch_h2d_bytes"] or 0) + (per_step["fault_h2d_bytes"] or 0)),
         "kernel_prediction_accuracy": _ratio(hits, hits + misses),
-        "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if capacity is not None else None),
+        "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if None not in (footprint, capacity) else None),
         "link_busy_s_per_step": {direction: None if ns is None else ns / 1e9 for direction, ns in busy.items()},
         "hook_s_per_step": None if hook_ns is None else hook_ns / 1e9,
     })
@@ -313,7 +315,7 @@ def main(argv=None) -> int:
             "capacity_bytes": stats.get("capacity_bytes"), "steps": args.steps, "warmup": args.warmup,
             "seed": args.seed,
             **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
-                           stats.get("capacity_bytes")),
+                           stats.get("capacity_bytes"), stats.get("managed_bytes_peak")),
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
             "memory_method": run["memory_method"], "precision": args.precision,
             "parameter_sha256": run["parameter_sha256"],

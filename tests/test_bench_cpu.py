@@ -238,6 +238,8 @@ def test_step_figures_from_per_iteration_rows():
     older = [{key: value for key, value in row.items() if "link_busy" not in key} for row in rows]
     assert bench_train.step_figures([3.0, 1.0, 2.0], older, 1, 4, 800)["link_busy_s_per_step"] == \
         {"h2d": None, "d2h": None}                                   # records of engines without the counters
+    asleep = [{**row, "touched_bytes": 0} for row in rows]         # no pressure: the engine counted nothing
+    assert bench_train.step_figures([3.0, 1.0, 2.0], asleep, 1, 4, None, managed_peak=1200)["footprint_bytes"] == 1200
     plain = bench_train.step_figures([3.0, 1.0], [], warmup=1, batch=4, capacity=None)
     assert "footprint_bytes" not in plain and plain["step_s_spread"] == 0.0
 
@@ -350,7 +352,7 @@ GIB = 1 << 30
 um = a.mode not in ("none", "save_on_cpu")
 step = {"none": 0.1, "save_on_cpu": 0.2, "um": 0.8, "deepum": 0.3}.get(a.mode, 0.4)
 record = {"status": "ok", "workload": a.workload, "workload_id": a.workload + " " + " ".join(rest), "mode": a.mode,
-          "capacity_bytes": a.capacity if um else None, "footprint_bytes": 4 * GIB,
+          "capacity_bytes": a.capacity if um else None, "footprint_bytes": int(os.environ.get("STUB_FOOTPRINT", 4 * GIB)),
           "peak_resident_bytes": 4 * GIB, "gpu_free_bytes_at_start": int(os.environ["STUB_FREE"]),
           "step_s_median": step if a.capacity else 0.1, "faults_per_step": 5.0, "parameter_sha256": "x",
           "device": "stub", "date": "2026-11-23T00:00:00+00:00", "argv": sys.argv[1:]}
@@ -392,6 +394,13 @@ def test_sweep_resume_keeps_successful_runs(stub_train, tmp_path, capsys):
     assert run_all.main(argv) == 0
     assert run_all.main([*argv, "--resume"]) == 0
     assert capsys.readouterr().out.count("kept from an earlier sweep") == 3   # none, the probe, um
+
+
+def test_sweep_skips_budgets_when_the_probe_measured_no_footprint(stub_train, tmp_path, monkeypatch):
+    monkeypatch.setenv("STUB_FOOTPRINT", "0")
+    assert run_all.main(["--out", str(tmp_path), "--workloads", "dlrm", "--modes", "none,um", "--budgets", "0.5"]) == 0
+    um = json.loads((tmp_path / "dlrm_um_b0.50.json").read_text())
+    assert um["status"] == "skipped" and "no footprint" in um["error"]
 
 
 def test_sweep_skips_unified_memory_runs_above_the_safety_limit(stub_train, tmp_path, monkeypatch):
