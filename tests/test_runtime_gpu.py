@@ -143,8 +143,14 @@ def case_sleep(capacity: str) -> dict:
     return _train(mode="deepum", capacity=capacity or None)
 
 
+def case_train_fused(mode: str) -> dict:
+    """case_train with fused Adam (one launch updates every parameter and its state)."""
+    return _train(mode=mode, fused=True)
+
+
 def case_host_map(_: str = "") -> dict:
-    """case_train in mode deepum under a 48 MiB budget with host mapping on; where Adam's state lives."""
+    """case_train_fused in mode deepum under a 48 MiB budget with host mapping on; where Adam's state
+    lives. Fused Adam uses each state block in one launch per iteration, so the rule maps all of it."""
     from deepum.config import DeepUMConfig
     from deepum.runtime import gpu
 
@@ -162,10 +168,10 @@ def case_host_map(_: str = "") -> dict:
         return sorted(seen)
 
     return _train(mode="deepum", capacity="48MiB", config=DeepUMConfig(host_map_uses=4, host_map_span_percent=25),
-                  after=adam_state_preferred)
+                  fused=True, after=adam_state_preferred)
 
 
-def _train(after=None, **enable) -> dict:
+def _train(after=None, fused: bool = False, **enable) -> dict:
     import hashlib
 
     import torch
@@ -179,7 +185,7 @@ def _train(after=None, **enable) -> dict:
     for _ in range(4):
         layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers).cuda()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, fused=fused)
     generator = torch.Generator().manual_seed(1)
     losses = []
     for _ in range(5):
@@ -365,13 +371,14 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
 
 def test_host_mapping_keeps_adam_state_on_the_host_and_training_exact(allocator_built):
     """Under a budget, host mapping maps the blocks only the optimizer uses (Adam's moments) from the
-    host: they end with the host as their preferred location, and training is bitwise as without deepum."""
-    plain, _ = run_case("train", "none")
+    host: every one ends with the host as its preferred location, and training is bitwise as without
+    deepum."""
+    plain, _ = run_case("train_fused", "none")
     mapped, _ = run_case("host_map")
     stats = mapped["stats"]
     assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
     assert stats["host_map_calls"] > 0 and stats["host_map_bytes"] > 0
-    assert -1 in mapped["after"], mapped["after"]  # cudaCpuDeviceId: some of Adam's state prefers the host
+    assert mapped["after"] == [-1], mapped["after"]  # cudaCpuDeviceId: all of Adam's state prefers the host
     assert mapped["digest"] == plain["digest"] and mapped["losses"] == plain["losses"]
 
 
