@@ -362,8 +362,9 @@ def test_blocks_used_briefly_are_mapped_from_the_host_and_migrate_again_once_the
         assert not {b for _, b in moves} & {4, 5}, "a host-mapped block was demanded or prefetched"
     pair.spec.next_iteration()
     pair.native.next_iteration()
-    # Block 4 is now used at the iteration's first launch and its last: its uses span all of it.
-    spread = [(30, [0, 4])] + BRIEF[1:]
+    # Block 4 is now used at the iteration's first launch and its last, two uses as before, but
+    # spanning all of it.
+    spread = [(30, [0, 4])] + BRIEF[1:8] + [(28, [1]), (29, [4, 5])]
     _, moves = pair.launch(*spread[0])
     assert ("demand", 4) not in moves, "still mapped: the kernel uses block 4 over the link"
     for exec_id, blocks in spread[1:]:
