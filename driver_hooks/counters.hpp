@@ -31,6 +31,8 @@ struct Counters {
   std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
   std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
+  std::atomic<uint64_t> tensor_list_launches{0};   // foreach launches read slot by slot (tensor_lists.hpp)
+  std::atomic<uint64_t> tensor_list_fallbacks{0};  // foreach launches whose tensor list was scanned whole
   std::atomic<uint64_t> launches_ignored{0};  // launches of other contexts, or during a graph capture
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log

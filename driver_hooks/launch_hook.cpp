@@ -26,7 +26,7 @@ uint64_t name_hash(CUfunction f, const char* name) {
   return h;
 }
 
-// The offset and size of each argument of f, and its name's hash. Kernels that the CUDA runtime
+// The offset and size of each argument of f, its name's hash, and its tensor list's layout. Kernels that the CUDA runtime
 // launches may arrive as library kernels (CUkernel), for which the driver answers through
 // cuKernelGetParamInfo.
 const KernelInfo& kernel_info(CUfunction f, const char* name) {
@@ -50,6 +50,7 @@ const KernelInfo& kernel_info(CUfunction f, const char* name) {
     }
     if (!info.params.empty()) break;
   }
+  if (!info.params.empty()) info.tensor_list = tensor_list_layout(name, info.params[0].second);
   return rt.launch_hook.kernels.emplace(f, std::move(info)).first->second;
 }
 
@@ -64,7 +65,7 @@ int32_t pages_in_block(uint64_t start, uint64_t size, uint64_t b) {
   return int32_t(((hi - 1) >> 12) - (lo >> 12) + 1);
 }
 
-void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid,
+void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid, uint32_t grid_x,
                uint32_t correlation, const char* name) {
   Runtime& rt = runtime();
   // The engine's waits, prefetches and event records must not enter a graph being captured.
@@ -89,20 +90,31 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
     uint64_t last_allocation = 0;
+    auto note = [&](uint64_t word) {  // a word that may point into a live allocation
+      const auto [start, size] = rt.memory.allocation(word);
+      if (!size || start == last_allocation) return;
+      last_allocation = start;
+      id = mix(id, start);
+      const bool fresh = rt.memory.born(start) > rt.launch_hook.allocations_at_last_launch;
+      for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b)
+        accesses.push_back({int64_t(b), pages_in_block(start, size, b), fresh});
+    };
     for (size_t i = 0; i < params.size(); ++i) {
       const bool in_buffer = buffer && params[i].first + params[i].second <= buffer_size;
       const char* value = kernel_params ? static_cast<const char*>(kernel_params[i]) : in_buffer ? buffer + params[i].first : nullptr;
       if (!value) continue;
+      if (i == 0 && kernel.tensor_list) {
+        if (const auto used = tensor_list_addresses(*kernel.tensor_list, value, grid_x)) {
+          rt.counters.tensor_list_launches++;
+          for (const uint64_t word : *used) note(word);
+          continue;
+        }
+        rt.counters.tensor_list_fallbacks++;
+      }
       for (size_t w = 0; w + 8 <= params[i].second; w += 8) {
         uint64_t word;
         std::memcpy(&word, value + w, 8);
-        const auto [start, size] = rt.memory.allocation(word);
-        if (!size || start == last_allocation) continue;
-        last_allocation = start;
-        id = mix(id, start);
-        const bool fresh = rt.memory.born(start) > rt.launch_hook.allocations_at_last_launch;
-        for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b)
-          accesses.push_back({int64_t(b), pages_in_block(start, size, b), fresh});
+        note(word);
       }
     }
     rt.launch_hook.allocations_at_last_launch = rt.memory.allocations();
@@ -152,8 +164,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->hStream,
-                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ, cb->correlationId,
-                cb->symbolName);
+                (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ, p->gridDimX,
+                cb->correlationId, cb->symbolName);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -161,7 +173,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->config->hStream,
                 (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ,
-                cb->correlationId, cb->symbolName);
+                p->config->gridDimX, cb->correlationId, cb->symbolName);
       break;
     }
     default: break;

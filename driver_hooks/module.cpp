@@ -1,5 +1,5 @@
 // deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
-// driver model, eviction by foreseen next use, the schedule) and the constants Python shares with it.
+// driver model, eviction by foreseen next use, the schedule, the foreach argument reader) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
 
 #include "units.hpp"
@@ -13,6 +13,7 @@ void bind_uvm_model(py::module_& m);    // uvm_model_bindings.cpp
 void bind_next_use(py::module_& m);     // next_use_bindings.cpp
 void bind_schedule(py::module_& m);     // schedule_bindings.cpp
 void bind_iteration_bins(py::module_& m);  // iteration_bins_bindings.cpp
+void bind_tensor_lists(py::module_& m);    // tensor_lists_bindings.cpp
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "deepum native core: correlation tables, predictor, policy core, UVM driver model (CPU only)";
@@ -31,4 +32,5 @@ PYBIND11_MODULE(_native, m) {
   bind_next_use(m);
   bind_schedule(m);
   bind_iteration_bins(m);
+  bind_tensor_lists(m);
 }

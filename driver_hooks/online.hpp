@@ -1,7 +1,8 @@
 // The online engine, a PyTorch extension (deepum/native_build.py ONLINE_ENGINE): what DeepUM's
 // modified driver does, from user space.
 // - Launch hook (launch_hook.cpp): CUPTI driver-API callback on cuLaunchKernel*; reads the kernel's
-//   arguments, derives its execution ID and the UM blocks it accesses, and hands them to the engine.
+//   arguments (a foreach kernel's tensor list through tensor_lists.hpp), derives its execution ID
+//   and the UM blocks it accesses, and hands them to the engine.
 //   It is off while the engine sleeps (sleep_gate.hpp: the managed segments far from the capacity).
 // - Allocator hook (allocator_hook.cpp): the caching allocator's trace feeds the memory map
 //   (memory_map.hpp): live allocations, managed segments, discard tickets.
@@ -21,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -30,15 +32,18 @@
 #include "engine.hpp"
 #include "recorder.hpp"
 #include "sleep_gate.hpp"
+#include "tensor_lists.hpp"
 #include "worker.hpp"
 
 namespace deepum {
 
-// What the hook keeps of a kernel: its arguments' (offset, size) and a hash of its name, the same
-// in every process (a function handle is not), so that exec IDs outlive the run (a warm start).
+// What the hook keeps of a kernel: its arguments' (offset, size), a hash of its name, the same in
+// every process (a function handle is not), so that exec IDs outlive the run (a warm start), and for
+// a multi_tensor_apply_kernel the layout of its first argument (tensor_lists.hpp).
 struct KernelInfo {
   std::vector<std::pair<size_t, size_t>> params;
   uint64_t name_hash = 0;
+  std::optional<TensorListLayout> tensor_list;
 };
 
 struct LaunchHookState {

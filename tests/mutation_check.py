@@ -1,4 +1,5 @@
-"""Seeds known bugs into the native policy, the memory map and the fault log's iteration bins, one at a time, each in a scratch copy
+"""Seeds known bugs into the native policy, the memory map, the fault log's iteration bins and the foreach
+argument reader, one at a time, each in a scratch copy
 of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints which
 tests failed per mutation. A mutation no test catches is a hole in the tests.
 
@@ -19,7 +20,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
-         "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py"]
+         "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
+         "tests/test_tensor_lists_cpu.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -93,6 +95,12 @@ MUTATIONS = {
         "driver_hooks/iteration_bins.hpp", "marks_.empty() ? t : std::max(t, marks_.back())", "t"),
     "busy-time-not-sorted": (
         "driver_hooks/iteration_bins.hpp", "    std::sort(records.begin(), records.end());\n", ""),
+    "tensor-list-reads-stale-slots": (
+        "driver_hooks/tensor_lists.hpp", "if (!used[slot]) continue;", "if (slot >= layout.slots) continue;"),
+    "tensor-list-skips-step-counters": (
+        "driver_hooks/tensor_lists.hpp", "if (layout.step_addresses && slot < layout.step_slots)", "if (false)"),
+    "tensor-list-without-padding": (
+        "driver_hooks/tensor_lists.hpp", "round_up(size, align) != param_size", "size != param_size"),
 }
 
 

@@ -143,14 +143,16 @@ def case_sleep(capacity: str) -> dict:
     return _train(mode="deepum", capacity=capacity or None)
 
 
-def case_train_fused(mode: str) -> dict:
-    """case_train with fused Adam (one launch updates every parameter and its state)."""
-    return _train(mode=mode, fused=True)
+def case_train_with(optimizer: str) -> dict:
+    """case_train without deepum, Adam `optimizer` ("fused": one launch updates every parameter and
+    its state; "foreach": one launch per operation over all of them)."""
+    return _train(mode="none", adam=optimizer)
 
 
-def case_host_map(_: str = "") -> dict:
-    """case_train_fused in mode deepum under a 48 MiB budget with host mapping on; where Adam's state
-    lives. Fused Adam uses each state block in one launch per iteration, so the rule maps all of it."""
+def case_host_map(optimizer: str) -> dict:
+    """case_train with Adam `optimizer` ("fused" or "foreach") in mode deepum under a 48 MiB budget
+    with host mapping on; where Adam's state lives. Each state block is used in at most 3 launches per
+    iteration (the foreach ops' tensor lists read slot by slot), so the rule maps all of it."""
     from deepum.config import DeepUMConfig
     from deepum.runtime import gpu
 
@@ -168,10 +170,11 @@ def case_host_map(_: str = "") -> dict:
         return sorted(seen)
 
     return _train(mode="deepum", capacity="48MiB", config=DeepUMConfig(host_map_uses=4, host_map_span_percent=25),
-                  fused=True, after=adam_state_preferred)
+                  adam=optimizer, after=adam_state_preferred)
 
 
-def _train(after=None, fused: bool = False, **enable) -> dict:
+def _train(after=None, adam: str = "", **enable) -> dict:
+    """adam: "fused" or "foreach" (torch.optim.Adam's flag of that name), or "" for its default."""
     import hashlib
 
     import torch
@@ -185,7 +188,7 @@ def _train(after=None, fused: bool = False, **enable) -> dict:
     for _ in range(4):
         layers += [torch.nn.Linear(1024, 1024), torch.nn.ReLU()]
     model = torch.nn.Sequential(*layers).cuda()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, fused=fused)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, **({adam: True} if adam else {}))
     generator = torch.Generator().manual_seed(1)
     losses = []
     for _ in range(5):
@@ -369,14 +372,17 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
     assert roomy["digest"] == tight["digest"] == plain["digest"]
 
 
-def test_host_mapping_keeps_adam_state_on_the_host_and_training_exact(allocator_built):
+@pytest.mark.parametrize("optimizer", ["fused", "foreach"])
+def test_host_mapping_keeps_adam_state_on_the_host_and_training_exact(allocator_built, optimizer):
     """Under a budget, host mapping maps the blocks only the optimizer uses (Adam's moments) from the
     host: every one ends with the host as its preferred location, and training is bitwise as without
-    deepum."""
-    plain, _ = run_case("train_fused", "none")
-    mapped, _ = run_case("host_map")
+    deepum. Every optimizer launch's tensor list is read slot by slot: the slots a launch leaves
+    unused name tensors of earlier launches, which must not count as uses."""
+    plain, _ = run_case("train_with", optimizer)
+    mapped, _ = run_case("host_map", optimizer)
     stats = mapped["stats"]
     assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
+    assert stats["tensor_list_launches"] > 0 and stats["tensor_list_fallbacks"] == 0
     assert stats["host_map_calls"] > 0 and stats["host_map_bytes"] > 0
     assert mapped["after"] == [-1], mapped["after"]  # cudaCpuDeviceId: all of Adam's state prefers the host
     assert mapped["digest"] == plain["digest"] and mapped["losses"] == plain["losses"]

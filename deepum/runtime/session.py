@@ -424,6 +424,10 @@ def stats() -> dict:
       learning from faults never sleep.
     - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them.
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
+    - ``tensor_list_launches``: launches of PyTorch's foreach and fused-optimizer kernels whose tensor
+      list was read slot by slot, only the tensors the launch's blocks use counted as accesses.
+      ``tensor_list_fallbacks``: such launches whose list did not read as expected and was scanned
+      whole (addresses left over from earlier launches then count as accesses too).
     - ``launches_ignored``: launches the engine stood aside from: on another device's context, on a
       stream being captured into a CUDA graph, or while a graph capture or another pool's scope was open.
     - ``param_info_failures_func``, ``param_info_failures_kernel``: kernels whose argument layout the
