@@ -4,6 +4,7 @@
 // tests (memory_map_bindings.cpp, tests/test_memory_map.py).
 #pragma once
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <iterator>
@@ -31,11 +32,11 @@ class MemoryMap {
   // The caching allocator's events; each takes the lock. Allocations outside the managed segments
   // (other pools, other devices) are not tracked: on_alloc says whether this one is.
   bool on_alloc(uint64_t addr, uint64_t size, Stream stream) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     if (!in_segment(addr)) return false;
     live_[addr] = size;
     born_[addr] = {++allocations_, stream};
-    order_after_discards(addr, size, stream);
+    order_after_discards(addr, size, stream, lock);
     return true;
   }
   // Completed: the streams recorded with record_stream are done with the memory, but not necessarily
@@ -154,8 +155,11 @@ class MemoryMap {
   // Discards (to the host: a dead victim dropped; to the GPU: a dead block given fresh pages instead
   // of a copy of its dead contents). The policy chooses a discard only while the block is dead; the
   // choice carries a ticket, the number of allocations made so far. Allocating memory in the block
-  // before the worker issues the discard cancels it (each choice made before that allocation, not
+  // before the worker takes the choice cancels it (each choice made before that allocation, not
   // later ones); allocating it afterwards makes the allocating stream wait for the discard to finish.
+  // The worker issues a taken discard without the lock, so launches and other allocations go on
+  // meanwhile; an allocation in a block whose discard is being issued holds its thread until the
+  // worker has recorded the discard's completion event (discard_finished), then waits for it.
   // So a discard only lands on memory that has held no data since the work launched before its
   // choice, which the discard waits for, on the choosing stream and on each of the block's last users
   // (appended to `users`). A block can be chosen again while its last discard is in flight: the
@@ -170,22 +174,33 @@ class MemoryMap {
         if (std::find(users.begin(), users.end(), s) == users.end()) users.push_back(s);
     return true;
   }
-  // Takes one choice of b: true when the one with `ticket` may be issued now (no allocation in b since).
-  // The caller keeps the lock until it has recorded the issued discard (discard_issued).
+  // Takes one choice of b: true when the one with `ticket` may be issued now (no allocation in b
+  // since); the caller then owes discard_finished for it.
   bool take_pending(int64_t b, uint64_t ticket) {
     auto it = pending_.find(b);
     if (it == pending_.end() || it->second.queued == 0) return false;
     Discard& d = it->second;
     d.queued -= 1;
     const bool valid = ticket >= d.cancelled_at && dead(b);  // dead: always so then, checked once more
-    if (!d.queued && !d.issued) pending_.erase(it);
+    if (valid) d.issuing += 1;
+    forget_if_idle(it);
     return valid;
   }
-  // The latest discard of b was issued; an allocation that waits for it waits for the earlier ones
-  // too (each runs after the block's previous command).
-  void discard_issued(int64_t b, const Event& done) { pending_[b].issued = done; }
+  // The worker is done with a taken choice of b. With `done`, the discard was issued and allocations
+  // in b wait for it (an allocation that waits for the latest waits for the earlier ones too: each
+  // runs after the block's previous command); without, nothing was discarded (the range moved with
+  // a copy, or the CPU waited for it). Allocations held meanwhile (on_alloc) go on.
+  void discard_finished(int64_t b, const Event* done) {
+    auto it = pending_.find(b);
+    if (it == pending_.end() || !it->second.issuing) return;
+    if (done) it->second.issued = *done;
+    it->second.issuing -= 1;
+    forget_if_idle(it);
+    issuing_done_.notify_all();
+  }
   uint64_t discards_cancelled() const { return discards_cancelled_; }
   uint64_t allocation_waits() const { return allocation_waits_; }
+  uint64_t allocation_holds() const { return allocation_holds_; }
 
   // The blocks of segments freed since the last call, in the order of the frees.
   std::vector<int64_t> take_released() { return std::exchange(released_, {}); }
@@ -198,15 +213,29 @@ class MemoryMap {
  private:
   struct Discard {
     uint32_t queued = 0;           // choices not taken by the worker yet
+    uint32_t issuing = 0;          // choices taken, their discard being issued
     uint64_t cancelled_at = 0;     // number of the latest allocation in the block: it cancels earlier choices
     std::optional<Event> issued;   // completion of the latest discard issued (none: none)
   };
 
-  void order_after_discards(uint64_t addr, uint64_t size, Stream stream) {
+  void forget_if_idle(typename std::unordered_map<int64_t, Discard>::iterator it) {
+    if (!it->second.queued && !it->second.issuing && !it->second.issued) pending_.erase(it);
+  }
+
+  // The allocation is already live, so no choice of its blocks can be taken from now on.
+  void order_after_discards(uint64_t addr, uint64_t size, Stream stream, std::unique_lock<std::mutex>& lock) {
     if (pending_.empty() || !size) return;
     for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) {
       auto it = pending_.find(int64_t(b));
       if (it == pending_.end()) continue;
+      if (it->second.issuing) {
+        allocation_holds_ += 1;
+        issuing_done_.wait(lock, [&] {
+          it = pending_.find(int64_t(b));
+          return it == pending_.end() || !it->second.issuing;
+        });
+        if (it == pending_.end()) continue;
+      }
       Discard& d = it->second;
       if (d.issued) {
         wait_(stream, *d.issued);
@@ -215,7 +244,7 @@ class MemoryMap {
       }
       if (d.queued) discards_cancelled_ += 1;
       d.cancelled_at = allocations_;
-      if (!d.queued) pending_.erase(it);
+      forget_if_idle(it);
     }
   }
 
@@ -230,7 +259,8 @@ class MemoryMap {
   std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
   uint64_t allocations_ = 0;
   std::unordered_map<int64_t, Discard> pending_;
-  uint64_t discards_cancelled_ = 0, allocation_waits_ = 0;
+  uint64_t discards_cancelled_ = 0, allocation_waits_ = 0, allocation_holds_ = 0;
+  std::condition_variable issuing_done_;  // a taken discard was issued, or given up
   std::vector<int64_t> released_;  // blocks of freed segments, for take_released
   bool tracking_releases_ = false;
 };

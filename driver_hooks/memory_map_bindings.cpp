@@ -62,9 +62,9 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.take_pending(b, ticket);
   }
-  void discard_issued(int64_t b, int64_t event) {
+  void discard_finished(int64_t b, std::optional<int64_t> event) {
     std::lock_guard<std::mutex> lock(map_.mutex());
-    map_.discard_issued(b, event);
+    map_.discard_finished(b, event ? &*event : nullptr);
   }
   std::vector<int64_t> take_released() {
     std::lock_guard<std::mutex> lock(map_.mutex());
@@ -82,6 +82,10 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.allocation_waits();
   }
+  uint64_t allocation_holds() const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.allocation_holds();
+  }
 
  private:
   std::vector<std::pair<int64_t, int64_t>> waits_;  // (stream, event) in the order the waits were asked
@@ -96,7 +100,9 @@ void bind_memory_map(py::module_& m) {
                                  "discard events; the waits it asks for are recorded (take_waits).")
       .def(py::init<>())
       .def("on_alloc", &MemoryMapUnderTest::on_alloc, py::arg("addr"), py::arg("size"), py::arg("stream"),
-           "Whether the allocation is tracked (it lies in a managed segment).")
+           py::call_guard<py::gil_scoped_release>(),
+           "Whether the allocation is tracked (it lies in a managed segment). Holds the calling thread while "
+           "a discard in its memory is being issued (until discard_finished), without the GIL.")
       .def("on_free_completed", &MemoryMapUnderTest::on_free_completed, py::arg("addr"),
            "Whether the allocation was tracked.")
 
@@ -116,7 +122,9 @@ void bind_memory_map(py::module_& m) {
            "(ticket, last users) of a discard of the block chosen now: the streams it must also wait "
            "for; None when the block is not dead.")
       .def("take_pending", &MemoryMapUnderTest::take_pending, py::arg("block"), py::arg("ticket"))
-      .def("discard_issued", &MemoryMapUnderTest::discard_issued, py::arg("block"), py::arg("event"))
+      .def("discard_finished", &MemoryMapUnderTest::discard_finished, py::arg("block"), py::arg("event"),
+           "The worker is done with a taken choice: its discard was issued with completion `event`, or "
+           "(None) nothing was discarded.")
       .def("take_released", &MemoryMapUnderTest::take_released)
       .def("track_releases", &MemoryMapUnderTest::track_releases, py::arg("on"),
            "Whether freed segments are queued for take_released (an engine runs).")
@@ -124,5 +132,6 @@ void bind_memory_map(py::module_& m) {
       .def("take_waits", &MemoryMapUnderTest::take_waits,
            "The (stream, event) waits asked for since the last call, in order.")
       .def_property_readonly("discards_cancelled", &MemoryMapUnderTest::discards_cancelled)
-      .def_property_readonly("allocation_waits", &MemoryMapUnderTest::allocation_waits);
+      .def_property_readonly("allocation_waits", &MemoryMapUnderTest::allocation_waits)
+      .def_property_readonly("allocation_holds", &MemoryMapUnderTest::allocation_holds);
 }

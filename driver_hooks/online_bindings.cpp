@@ -183,6 +183,7 @@ py::dict stats() {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
     out["discards_cancelled"] = rt.memory.discards_cancelled();
     out["allocation_waits_for_discard"] = rt.memory.allocation_waits();
+    out["allocation_holds_for_discard"] = rt.memory.allocation_holds();
     out["managed_allocations"] = rt.memory.allocations();
   }
   for (const auto& [key, value] : iteration_figures_dict(rt.iteration_bins.totals())) out[key] = value;

@@ -21,6 +21,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <thread>
@@ -178,62 +179,78 @@ class Worker {
 
   // Issues the discards of batch[from, to) on `stream`, contiguous blocks of one segment in one range:
   // to the host (dead victims dropped without a copy) or to the GPU (dead blocks given fresh pages,
-  // faster than copying back dead contents: docs/results.md). Holds the memory map's lock
-  // from the last check to the record of the event that allocations of the same memory will wait on.
-  // A batch the driver refuses moves with a copy instead. Returns the blocks whose discard was cancelled.
+  // faster than copying back dead contents: docs/results.md). Takes the choices under the memory
+  // map's lock and issues them without it; allocations in their blocks are held until the discard's
+  // completion event is recorded (MemoryMap::discard_finished). A batch the driver refuses moves
+  // with a copy instead. Returns the blocks whose discard was cancelled.
   std::vector<int64_t> discard(const std::vector<Command>& batch, size_t from, size_t to, bool to_gpu,
                                cudaStream_t stream) {
-    std::lock_guard<std::mutex> lock(memory_.mutex());
     std::vector<int64_t> taken, left;
     std::vector<void*> starts;
     std::vector<size_t> sizes;
-    uint64_t last_segment = 0;
-    for (size_t k = from; k < to; ++k) {
-      const int64_t b = batch[k].block;
-      if (!memory_.take_pending(b, batch[k].ticket)) {
-        left.push_back(b);
-        continue;
+    {
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      uint64_t last_segment = 0;
+      for (size_t k = from; k < to; ++k) {
+        const int64_t b = batch[k].block;
+        if (!memory_.take_pending(b, batch[k].ticket)) {
+          left.push_back(b);
+          continue;
+        }
+        const auto [part, part_bytes, segment] = memory_.managed_part(b);
+        if (!taken.empty() && segment == last_segment && reinterpret_cast<uint64_t>(starts.back()) + sizes.back() == part) {
+          sizes.back() += part_bytes;
+        } else {
+          starts.push_back(reinterpret_cast<void*>(part));
+          sizes.push_back(part_bytes);
+          last_segment = segment;
+        }
+        taken.push_back(b);
       }
-      const auto [part, part_bytes, segment] = memory_.managed_part(b);
-      if (!taken.empty() && segment == last_segment && reinterpret_cast<uint64_t>(starts.back()) + sizes.back() == part) {
-        sizes.back() += part_bytes;
-      } else {
-        starts.push_back(reinterpret_cast<void*>(part));
-        sizes.push_back(part_bytes);
-        last_segment = segment;
-      }
-      taken.push_back(b);
     }
     if (taken.empty()) return left;
+    const std::optional<DiscardEvent> done = issue_discard(starts, sizes, to_gpu, stream);
+    {
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      for (int64_t b : taken) memory_.discard_finished(b, done ? &*done : nullptr);
+    }
+    if (done) {
+      (to_gpu ? counters_.populate_calls : counters_.discard_calls)++;
+      for (size_t size : sizes) (to_gpu ? counters_.populate_bytes : counters_.discard_bytes) += size;
+    }
+    return left;
+  }
+
+  // One discard call over the ranges, and the event of its completion; nullopt when nothing was
+  // discarded: the driver refused (the ranges moved with a copy instead) or no event could be
+  // recorded after it (the CPU waited for the discard).
+  std::optional<DiscardEvent> issue_discard(const std::vector<void*>& starts, const std::vector<size_t>& sizes,
+                                            bool to_gpu, cudaStream_t stream) {
     size_t location_index = 0;
     const cudaError_t err = DEEPUM_GUARDED(
-        cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), to_gpu ? &gpu_ : &host_,
-                                            &location_index, 1, 0, stream),
+        cudaMemDiscardAndPrefetchBatchAsync(const_cast<void**>(starts.data()), const_cast<size_t*>(sizes.data()),
+                                            starts.size(), to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream),
         cudaErrorUnknown);
     if (err != cudaSuccess) {
       note_error(to_gpu ? "populate" : "discard", err);
       std::vector<std::pair<uint64_t, uint64_t>> ranges;
       for (size_t r = 0; r < starts.size(); ++r) ranges.emplace_back(reinterpret_cast<uint64_t>(starts[r]), sizes[r]);
       copy(ranges, to_gpu, stream);
-      return left;
+      return std::nullopt;
     }
     cudaEvent_t done = nullptr;
     if (DEEPUM_GUARDED(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaErrorUnknown) != cudaSuccess) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
-      return left;
+      return std::nullopt;
     }
     if (DEEPUM_GUARDED(cudaEventRecord(done, stream), cudaErrorUnknown) != cudaSuccess) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaEventDestroy(done);
       cudaStreamSynchronize(stream);
-      return left;
+      return std::nullopt;
     }
-    const DiscardEvent shared(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
-    for (int64_t b : taken) memory_.discard_issued(b, shared);
-    (to_gpu ? counters_.populate_calls : counters_.discard_calls)++;
-    for (size_t size : sizes) (to_gpu ? counters_.populate_bytes : counters_.discard_bytes) += size;
-    return left;
+    return DiscardEvent(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
   }
 
   void note_error(const char* what, cudaError_t err) {

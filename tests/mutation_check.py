@@ -95,6 +95,10 @@ MUTATIONS = {
         "driver_hooks/iteration_bins.hpp", "marks_.empty() ? t : std::max(t, marks_.back())", "t"),
     "busy-time-not-sorted": (
         "driver_hooks/iteration_bins.hpp", "    std::sort(records.begin(), records.end());\n", ""),
+    "allocation-not-held-while-issuing": (
+        "driver_hooks/memory_map.hpp", "      if (it->second.issuing) {", "      if (false) {"),
+    "taken-discard-not-marked-issuing": (
+        "driver_hooks/memory_map.hpp", "    if (valid) d.issuing += 1;", ""),
     "tensor-list-reads-stale-slots": (
         "driver_hooks/tensor_lists.hpp", "if (!used[slot]) continue;", "if (slot >= layout.slots) continue;"),
     "tensor-list-skips-step-counters": (

@@ -451,7 +451,10 @@ def stats() -> dict:
       ``host_unmap_calls``, ``host_unmap_bytes``: ranges whose mapping was withdrawn (they migrate again).
     - ``discards_cancelled``: discard choices cancelled because memory in the block was allocated again
       before the discard was issued. ``allocation_waits_for_discard``: allocations made to wait for a
-      discard in flight in their block. ``managed_allocations``: allocations the caching allocator
+      discard in flight in their block (their stream waits, not their thread).
+      ``allocation_holds_for_discard``: allocations whose thread was held while the worker issued a
+      discard in their block (until the discard's completion event was recorded).
+      ``managed_allocations``: allocations the caching allocator
       made in deepum's managed segments (tensors, not segments).
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
       launches that needed a migration not yet issued (they may fault instead).
@@ -528,7 +531,8 @@ def _attribution_counts() -> dict:
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "host_map_bytes",
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
-                  "demand_prefetch_bytes", "allocation_waits_for_discard", "fault_lessons", "faults_learned",
+                  "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
+                  "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")
 """Counters stats()["per_iteration"] gives as differences between marks; the fault log's (faults,
 migrated bytes, link time) come binned by time from the engine's iteration_figures()."""
