@@ -31,7 +31,7 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   prefetched bytes were used is not observable block by block, so no byte-level accuracy is given;
 - link_busy_s_per_step ({"h2d", "d2h"}: seconds the host link was busy migrating managed memory each
   way, deepum.stats()'s h2d_link_busy_ns and d2h_link_busy_ns), hook_s_per_step (CPU time of the
-  launch hook);
+  launch hook) and hook_split_s_per_step (its parts: scan, policy, wait, demand, submit);
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
@@ -74,6 +74,8 @@ from deepum.units import parse_size  # noqa: E402
 BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2h_bytes", "prefetch_bytes",
                  "evict_bytes")
 """Per-iteration byte counters of deepum.stats() averaged into bytes_per_step."""
+HOOK_PARTS = ("scan", "policy", "wait", "demand", "submit")
+"""The parts of the launch hook's time (stats() keys hook_<part>_ns) averaged into hook_split_s_per_step."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -209,6 +211,8 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if None not in (footprint, capacity) else None),
         "link_busy_s_per_step": {direction: None if ns is None else ns / 1e9 for direction, ns in busy.items()},
         "hook_s_per_step": None if hook_ns is None else hook_ns / 1e9,
+        "hook_split_s_per_step": {part: None if ns is None else ns / 1e9
+                                  for part in HOOK_PARTS for ns in [_mean(rows, f"hook_{part}_ns")]},
     })
     return figures
 

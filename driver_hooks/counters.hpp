@@ -4,6 +4,7 @@
 #include <cupti.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <stdexcept>
@@ -20,6 +21,20 @@ inline void check_cupti(CUptiResult result, const char* call) {
   }
 }
 
+// Nanoseconds on the steady clock since it was made or since the last lap.
+class Stopwatch {
+ public:
+  uint64_t lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count();
+    last_ = now;
+    return uint64_t(ns);
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 // Running: a failed call is counted and remembered, and the engine goes on.
 struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
@@ -35,6 +50,9 @@ struct Counters {
   std::atomic<uint64_t> tensor_list_fallbacks{0};  // foreach launches whose tensor list was scanned whole
   std::atomic<uint64_t> launches_ignored{0};  // launches of other contexts, or during a graph capture
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
+  // ... of which: reading arguments, the policy's decision, the kernel's waits for migrations, its
+  // missing blocks prefetched on its stream, the other moves handed to the worker
+  std::atomic<uint64_t> hook_scan_ns{0}, hook_policy_ns{0}, hook_wait_ns{0}, hook_demand_ns{0}, hook_submit_ns{0};
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
 
   void note_failure(const char* what, const char* text) {

@@ -43,6 +43,7 @@ class Engine : private MemoryFacts {
   // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once).
   void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream) {
     std::lock_guard<std::mutex> lock(mutex_);
+    Stopwatch clock;
     counters_.launches++;
     release_freed();
     blocks_.clear();
@@ -54,10 +55,14 @@ class Engine : private MemoryFacts {
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
     const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size());
+    counters_.hook_policy_ns += clock.lap();
     // First, so that an eviction still in flight cannot land after the prefetch below.
     wait_for_migrations(need, stream);
+    counters_.hook_wait_ns += clock.lap();
     if (plan.demand_prefetch) prefetch_on_stream(plan, stream);
+    counters_.hook_demand_ns += clock.lap();
     submit(plan, stream);
+    counters_.hook_submit_ns += clock.lap();
   }
 
   // The engine wakes (sleep_gate.hpp): the blocks of the live managed segments (UM numbers, ascending).

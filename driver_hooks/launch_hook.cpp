@@ -87,6 +87,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   if (!kernel_params && !buffer) rt.counters.launches_without_arguments++;
   uint64_t id = mix(kernel.name_hash, grid);
   std::vector<Access> accesses;
+  Stopwatch clock;
   {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
     uint64_t last_allocation = 0;
@@ -119,6 +120,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
     }
     rt.launch_hook.allocations_at_last_launch = rt.memory.allocations();
   }
+  rt.counters.hook_scan_ns += clock.lap();
   std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.block < b.block; });
   std::vector<Access> merged;  // one row per block: pages summed (capped at 512), writes or-ed
   for (const Access& a : accesses) {

@@ -200,6 +200,11 @@ py::dict stats() {
   out["lane_waits"] = rt.counters.lane_waits.load();
   out["launches_ignored"] = rt.counters.launches_ignored.load();
   out["hook_ns"] = rt.counters.hook_ns.load();
+  out["hook_scan_ns"] = rt.counters.hook_scan_ns.load();
+  out["hook_policy_ns"] = rt.counters.hook_policy_ns.load();
+  out["hook_wait_ns"] = rt.counters.hook_wait_ns.load();
+  out["hook_demand_ns"] = rt.counters.hook_demand_ns.load();
+  out["hook_submit_ns"] = rt.counters.hook_submit_ns.load();
   out["asleep"] = rt.sleep.asleep.load();
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();

@@ -422,7 +422,12 @@ def stats() -> dict:
       deepum's managed segments hold at most ``wake_percent`` of the capacity (deepum/specs/sleep.py);
       it wakes for good once they hold more, or when a learned state is loaded. A recording and
       learning from faults never sleep.
-    - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them.
+    - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them,
+      of which ``hook_scan_ns`` reading the arguments (the memory map's lock included),
+      ``hook_policy_ns`` the policy's decision (the engine's lock included), ``hook_wait_ns`` making the
+      kernel's stream wait for its blocks' migrations, ``hook_demand_ns`` prefetching its missing blocks
+      on its stream, ``hook_submit_ns`` handing the other moves to the worker (events recorded on the
+      launching stream included).
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
     - ``tensor_list_launches``: launches of PyTorch's foreach and fused-optimizer kernels whose tensor
       list was read slot by slot, only the tensors the launch's blocks use counted as accesses.
@@ -531,6 +536,7 @@ def _attribution_counts() -> dict:
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "host_map_bytes",
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
+                  "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
                   "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")
