@@ -171,6 +171,10 @@ def _mean(rows: list[dict], key: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _seconds(ns: float | None) -> float | None:
+    return None if ns is None else ns / 1e9
+
+
 def _ratio(numerator, denominator):
     return numerator / denominator if numerator is not None and denominator else None
 
@@ -197,7 +201,6 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
     hits = sum(row.get("kernel_prediction_hits", 0) for row in rows)
     misses = sum(row.get("kernel_prediction_misses", 0) for row in rows)
     busy = {direction: _mean(rows, f"{direction}_link_busy_ns") for direction in ("h2d", "d2h")}
-    hook_ns = _mean(rows, "hook_ns")
     figures.update({
         "footprint_bytes": footprint,
         "faults_per_step": _mean(rows, "gpu_page_faults"),
@@ -209,10 +212,9 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
                                     (per_step["prefetch_h2d_bytes"] or 0) + (per_step["fault_h2d_bytes"] or 0)),
         "kernel_prediction_accuracy": _ratio(hits, hits + misses),
         "h2d_amplification": _ratio(h2d, max(0, footprint - capacity) if None not in (footprint, capacity) else None),
-        "link_busy_s_per_step": {direction: None if ns is None else ns / 1e9 for direction, ns in busy.items()},
-        "hook_s_per_step": None if hook_ns is None else hook_ns / 1e9,
-        "hook_split_s_per_step": {part: None if ns is None else ns / 1e9
-                                  for part in HOOK_PARTS for ns in [_mean(rows, f"hook_{part}_ns")]},
+        "link_busy_s_per_step": {direction: _seconds(ns) for direction, ns in busy.items()},
+        "hook_s_per_step": _seconds(_mean(rows, "hook_ns")),
+        "hook_split_s_per_step": {part: _seconds(_mean(rows, f"hook_{part}_ns")) for part in HOOK_PARTS},
     })
     return figures
 

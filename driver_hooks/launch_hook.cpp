@@ -6,7 +6,6 @@
 #include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -26,9 +25,9 @@ uint64_t name_hash(CUfunction f, const char* name) {
   return h;
 }
 
-// The offset and size of each argument of f, its name's hash, and its tensor list's layout. Kernels that the CUDA runtime
-// launches may arrive as library kernels (CUkernel), for which the driver answers through
-// cuKernelGetParamInfo.
+// The offset and size of each argument of f, its name's hash, and its tensor list's layout. Kernels
+// that the CUDA runtime launches may arrive as library kernels (CUkernel), for which the driver
+// answers through cuKernelGetParamInfo.
 const KernelInfo& kernel_info(CUfunction f, const char* name) {
   Runtime& rt = runtime();
   std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
@@ -160,7 +159,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     rt.counters.launches_ignored++;  // another device's context, or a graph capture under way
     return;
   }
-  const auto began = std::chrono::steady_clock::now();
+  Stopwatch clock;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
@@ -180,7 +179,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     }
     default: break;
   }
-  rt.counters.hook_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - began).count();
+  rt.counters.hook_ns += clock.lap();
 }
 
 }  // namespace
