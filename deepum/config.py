@@ -97,6 +97,12 @@ class DeepUMConfig:
                                          "uses spread; 0 maps nothing (eviction next_use with pre_evict only)")
     host_map_span_percent: int = _size(25, 1, 100, "the share of an iteration's launches, in percent, that a "
                                                    "host-mapped block's uses may span (host_map_uses)")
+    host_map_indexed: bool = _choice(True, SWITCH, "host mapping also takes a block the last iteration used in at "
+                                                   "most host_map_uses launches, all of indexed kernels (embedding "
+                                                   "lookups, gathers, scatters, a sparse update: "
+                                                   "deepum/specs/indexed_kernels.py), whatever their span: an "
+                                                   "embedding table, whose kernels read and write only the rows "
+                                                   "they look up")
     wake_percent: int = _size(90, 0, 100, "every mode: the engine sleeps (no launch hook, no policy work) while "
                                           "deepum's live managed segments hold at most this percentage of the "
                                           "capacity, and wakes for good once they hold more; 0 never sleeps "

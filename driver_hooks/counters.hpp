@@ -48,6 +48,7 @@ struct Counters {
   std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
   std::atomic<uint64_t> tensor_list_launches{0};   // foreach launches read slot by slot (tensor_lists.hpp)
   std::atomic<uint64_t> tensor_list_fallbacks{0};  // foreach launches whose tensor list was scanned whole
+  std::atomic<uint64_t> indexed_launches{0};       // launches of indexed kernels (indexed_kernels.hpp)
   std::atomic<uint64_t> launches_ignored{0};  // launches of other contexts, or during a graph capture
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
   // ... of which: reading arguments, the policy's decision, the kernel's waits for migrations, its

@@ -40,8 +40,9 @@ class Engine : private MemoryFacts {
     memory_.track_releases(false);
   }
 
-  // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once).
-  void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream) {
+  // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once); `indexed`:
+  // it reaches them through an index (indexed_kernels.hpp).
+  void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream, bool indexed) {
     std::lock_guard<std::mutex> lock(mutex_);
     Stopwatch clock;
     counters_.launches++;
@@ -54,7 +55,7 @@ class Engine : private MemoryFacts {
       const Lanes& s = lanes_[n];
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
-    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size());
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed);
     counters_.hook_policy_ns += clock.lap();
     // First, so that an eviction still in flight cannot land after the prefetch below.
     wait_for_migrations(need, stream);

@@ -25,9 +25,9 @@ uint64_t name_hash(CUfunction f, const char* name) {
   return h;
 }
 
-// The offset and size of each argument of f, its name's hash, and its tensor list's layout. Kernels
-// that the CUDA runtime launches may arrive as library kernels (CUkernel), for which the driver
-// answers through cuKernelGetParamInfo.
+// The offset and size of each argument of f, its name's hash, its tensor list's layout, and whether
+// it is indexed. Kernels that the CUDA runtime launches may arrive as library kernels (CUkernel), for
+// which the driver answers through cuKernelGetParamInfo.
 const KernelInfo& kernel_info(CUfunction f, const char* name) {
   Runtime& rt = runtime();
   std::lock_guard<std::mutex> lock(rt.launch_hook.params_mutex);
@@ -35,6 +35,7 @@ const KernelInfo& kernel_info(CUfunction f, const char* name) {
   if (it != rt.launch_hook.kernels.end()) return it->second;
   KernelInfo info;
   info.name_hash = name_hash(f, name);
+  info.indexed = indexed_kernel(name);
   for (const bool as_kernel : {false, true}) {
     for (size_t i = 0;; ++i) {
       size_t offset = 0, size = 0;
@@ -136,7 +137,8 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, merged);
   if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
   if (rt.sleep.waking.exchange(false)) rt.engine->wake(rt.memory.segment_blocks());
-  rt.engine->on_launch(id, blocks, stream);
+  if (kernel.indexed) rt.counters.indexed_launches++;
+  rt.engine->on_launch(id, blocks, stream, kernel.indexed);
 }
 
 // A module unloads: a later module's functions may reuse its function handles, so what was learned

@@ -1,7 +1,11 @@
 // deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
-// driver model, eviction by foreseen next use, the schedule, the foreach argument reader) and the constants Python shares with it.
+// driver model, eviction by foreseen next use, the schedule, the foreach argument reader, the indexed
+// kernels' names) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
 
+#include <string>
+
+#include "indexed_kernels.hpp"
 #include "units.hpp"
 
 namespace py = pybind11;
@@ -33,4 +37,7 @@ PYBIND11_MODULE(_native, m) {
   bind_schedule(m);
   bind_iteration_bins(m);
   bind_tensor_lists(m);
+  m.def(
+      "indexed_kernel", [](const std::string& name) { return deepum::indexed_kernel(name.c_str()); }, py::arg("name"),
+      "Whether the kernel named `name` is indexed; same answer as deepum.specs.indexed_kernels.is_indexed.");
 }

@@ -45,6 +45,8 @@ class NextUseEviction {
     Past& past = history_[slot(ended)];
     past.execs.swap(execs_);
     execs_.clear();
+    past.indexed.swap(indexed_);
+    indexed_.clear();
     past.length = first - start_;
     start_ = first;
     matching_.clear();
@@ -60,11 +62,13 @@ class NextUseEviction {
     foresee_queued(first);
   }
 
-  // A kernel with `exec_id` launches (before its uses): iterations whose launch at this place had
-  // another exec ID no longer match; the latest that still does is foreseen from.
-  void launch(uint64_t launch, uint64_t exec_id) {
+  // A kernel with `exec_id` launches (before its uses), indexed or not (indexed_kernels.hpp):
+  // iterations whose launch at this place had another exec ID no longer match; the latest that still
+  // does is foreseen from.
+  void launch(uint64_t launch, uint64_t exec_id, bool indexed) {
     const size_t place = execs_.size();
     execs_.push_back(exec_id);
+    if (indexed) indexed_.push_back(uint32_t(launch - start_));
     matching_.erase(std::remove_if(matching_.begin(), matching_.end(),
                                    [&](uint64_t i) {
                                      const std::vector<uint64_t>& execs = history_[slot(i)].execs;
@@ -99,7 +103,7 @@ class NextUseEviction {
   }
 
   // The learned state (state_io.hpp): the remembered iterations, oldest first, each with its length,
-  // the exec IDs of its launches and, for each block it used (by UM number, `number(block)`,
+  // the exec IDs of its launches, the positions of its indexed launches and, for each block it used (by UM number, `number(block)`,
   // ascending), the positions of its uses.
   template <class Number>
   void save(StateWriter& w, Number number) const {
@@ -111,6 +115,8 @@ class NextUseEviction {
       w.word(past.length);
       w.word(past.execs.size());
       for (uint64_t id : past.execs) w.word(id);
+      w.word(past.indexed.size());
+      for (uint32_t p : past.indexed) w.word(p);
       used.clear();
       for (size_t block = 0; block < blocks_.size(); ++block) {
         const std::vector<uint32_t>& positions = uses_in(blocks_[block], i);
@@ -135,6 +141,13 @@ class NextUseEviction {
       past.length = r.word();
       past.execs.resize(r.count(UINT64_MAX, 1, "launches"));
       for (uint64_t& id : past.execs) id = r.word();
+      past.indexed.resize(r.count(UINT64_MAX, 1, "indexed launches"));
+      for (size_t k = 0; k < past.indexed.size(); ++k) {
+        const uint64_t position = r.word();
+        if (position >= past.length || position > UINT32_MAX || (k > 0 && position <= past.indexed[k - 1]))
+          StateReader::fail("an iteration's indexed launches are not ascending positions within it");
+        past.indexed[k] = uint32_t(position);
+      }
       const size_t used = r.count(UINT64_MAX, 3, "blocks");
       for (size_t k = 0; k < used; ++k) {
         Block& b = at(dense(r.block()));
@@ -157,16 +170,22 @@ class NextUseEviction {
   }
 
   // Calls f(block) for each block the last ended iteration used in 1..most_uses launches, all within
-  // span_percent percent of its launches (the first to the last use, both counted).
+  // span_percent percent of its launches (the first to the last use, both counted), or, with
+  // indexed_any_span, all by indexed launches whatever their span.
   template <class F>
-  void short_lived(size_t most_uses, size_t span_percent, F f) const {
+  void short_lived(size_t most_uses, size_t span_percent, bool indexed_any_span, F f) const {
     if (iterations_ == 0) return;
-    const uint64_t ended = iterations_ - 1, length = history_[slot(ended)].length;
+    const uint64_t ended = iterations_ - 1;
+    const Past& past = history_[slot(ended)];
     for (size_t block = 0; block < blocks_.size(); ++block) {
       const std::vector<uint32_t>& uses = uses_in(blocks_[block], ended);
-      if (!uses.empty() && uses.size() <= most_uses &&
-          (uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * length)
-        f(int64_t(block));
+      if (uses.empty() || uses.size() > most_uses) continue;
+      const bool brief = (uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * past.length;
+      const auto by_indexed = [&] {
+        return std::all_of(uses.begin(), uses.end(),
+                           [&](uint32_t p) { return std::binary_search(past.indexed.begin(), past.indexed.end(), p); });
+      };
+      if (brief || (indexed_any_span && by_indexed())) f(int64_t(block));
     }
   }
 
@@ -232,8 +251,9 @@ class NextUseEviction {
     bool queued = false;                // may have a current entry in the queue (one at most)
   };
   struct Past {
-    std::vector<uint64_t> execs;  // exec IDs of its launches, in order
-    uint64_t length = 0;          // launches from its first to the next iteration's first
+    std::vector<uint64_t> execs;    // exec IDs of its launches, in order
+    std::vector<uint32_t> indexed;  // positions of its indexed launches (indexed_kernels.hpp), ascending
+    uint64_t length = 0;            // launches from its first to the next iteration's first
   };
   using Entry = std::tuple<uint64_t, uint64_t, int64_t>;  // next use, UINT64_MAX - age, block
 
@@ -282,6 +302,7 @@ class NextUseEviction {
   uint64_t parked_launch_ = 0;
   std::vector<Past> history_;        // the remembered iterations, by slot(iteration)
   std::vector<uint64_t> execs_;      // exec IDs of the current iteration's launches so far
+  std::vector<uint32_t> indexed_;    // positions of the current iteration's indexed launches so far
   std::vector<uint64_t> matching_;   // remembered iterations matching those, latest first
   uint64_t iterations_ = 0;          // iterations ended so far
   uint64_t foreseen_from_ = 0;       // the iteration foreseen from (once one has ended)
@@ -293,7 +314,7 @@ class NextUseReplacement : public Replacement {
  public:
   explicit NextUseReplacement(size_t remembered) : rule_(remembered) {}
   void start_iteration(uint64_t first_launch) override { rule_.start_iteration(first_launch); }
-  void launch(uint64_t launch, uint64_t exec_id) override { rule_.launch(launch, exec_id); }
+  void launch(uint64_t launch, uint64_t exec_id, bool indexed) override { rule_.launch(launch, exec_id, indexed); }
   void use(Block b, uint64_t launch, bool resident) override { rule_.use(b, launch, resident); }
   void arrive(Block b, uint64_t launch) override { rule_.arrive(b, launch); }
   NextUseEviction& rule() { return rule_; }

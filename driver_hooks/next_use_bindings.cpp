@@ -1,6 +1,9 @@
 // Python bindings of NextUseEviction (next_use.hpp), for tests against deepum/next_use.py.
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <vector>
 
 #include "next_use.hpp"
 
@@ -12,7 +15,15 @@ void bind_next_use(py::module_& m) {
                               "Eviction by foreseen next use (native); same behaviour as deepum.next_use.NextUseEviction.")
       .def(py::init<size_t>(), py::arg("remembered") = 1)
       .def("start_iteration", &NextUseEviction::start_iteration, py::arg("first"))
-      .def("launch", &NextUseEviction::launch, py::arg("launch"), py::arg("exec_id"))
+      .def("launch", &NextUseEviction::launch, py::arg("launch"), py::arg("exec_id"), py::arg("indexed"))
+      .def(
+          "short_lived",
+          [](const NextUseEviction& e, size_t most_uses, size_t span_percent, bool indexed_any_span) {
+            std::vector<int64_t> blocks;
+            e.short_lived(most_uses, span_percent, indexed_any_span, [&](int64_t b) { blocks.push_back(b); });
+            return blocks;
+          },
+          py::arg("most_uses"), py::arg("span_percent"), py::arg("indexed_any_span"))
       .def("use", &NextUseEviction::use, py::arg("block"), py::arg("launch"), py::arg("resident"))
       .def("arrive", &NextUseEviction::arrive, py::arg("block"), py::arg("launch"))
       .def("foresee", [](const NextUseEviction& e, int64_t block, uint64_t launch) { return e.foresee(block, launch); },

@@ -196,6 +196,7 @@ py::dict stats() {
   out["param_info_failures_kernel"] = rt.counters.param_info_failures_kernel.load();
   out["launches_without_arguments"] = rt.counters.launches_without_arguments.load();
   out["tensor_list_launches"] = rt.counters.tensor_list_launches.load();
+  out["indexed_launches"] = rt.counters.indexed_launches.load();
   out["tensor_list_fallbacks"] = rt.counters.tensor_list_fallbacks.load();
   out["lane_waits"] = rt.counters.lane_waits.load();
   out["launches_ignored"] = rt.counters.launches_ignored.load();

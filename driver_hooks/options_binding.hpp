@@ -49,6 +49,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   out.confident_hits = c["confident_hits"].cast<size_t>();
   out.host_map_uses = c["host_map_uses"].cast<size_t>();
   out.host_map_span_percent = c["host_map_span_percent"].cast<size_t>();
+  out.host_map_indexed = c["host_map_indexed"].cast<bool>();
   out.wake_percent = c["wake_percent"].cast<size_t>();
   out.prefetch = c["prefetch"].cast<bool>();
   out.pre_evict = c["pre_evict"].cast<bool>();

@@ -21,7 +21,8 @@
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
 // - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
 //   iteration under pressure: blocks the last iteration used in few launches within a short span of
-//   it (the optimizer's state) are mapped from the host (a resident one leaves with a copy; while
+//   it (the optimizer's state) or, with host_map_indexed, in few launches all of indexed kernels (an
+//   embedding table: its lookups and its sparse update) are mapped from the host (a resident one leaves with a copy; while
 //   mapped, none is demanded, prefetched or counted resident: its kernels use it over the link), and
 //   mapped blocks that no longer qualify migrate again; given back first, then mapped, each ascending.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
@@ -131,8 +132,9 @@ class Policy {
   }
   int64_t number(Block b) const { return index_.number(b); }
 
-  // A kernel with `exec_id` launches and uses `blocks` (dense, each once).
-  const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count) {
+  // A kernel with `exec_id` launches and uses `blocks` (dense, each once); `indexed`: it reaches them
+  // through an index (indexed_kernels.hpp).
+  const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count, bool indexed) {
     plan_.moves.clear();
     launch_ += 1;
     const bool on_trial = warm_.state == WarmStart::kOnTrial;
@@ -145,7 +147,7 @@ class Policy {
       warm_.launched += 1;
       warm_.known += warm_known_.count(exec_id);
     }
-    if (replacement_) replacement_->launch(launch_, exec_id);
+    if (replacement_) replacement_->launch(launch_, exec_id, indexed);
     Schedule::Step step{};
     const bool scheduled = schedule_ && schedule_->launch(exec_id, blocks, count, resident_, step);
     missing_.clear();
@@ -386,7 +388,8 @@ class Policy {
   void map_from_host() {
     if (!next_use_ || options_.host_map_uses == 0 || !under_pressure()) return;
     std::vector<Block> chosen, back;
-    next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, [&](int64_t b) {
+    next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, options_.host_map_indexed,
+                                  [&](int64_t b) {
       if (!memory_.dead(Block(b))) chosen.push_back(Block(b));
     });
     std::vector<uint8_t> stays(host_mapped_.size(), 0);

@@ -46,13 +46,13 @@ class PolicyUnderTest {
     facts_.policy = &policy_;
   }
 
-  py::tuple on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers) {
+  py::tuple on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, bool indexed) {
     std::vector<Block> blocks;
     for (int64_t n : numbers) {
       if (n < 0) throw py::value_error("UM blocks are non-negative");
       blocks.push_back(policy_.block(n));
     }
-    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size());
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size(), indexed);
     py::list moves;
     for (const Decision& d : plan.moves) moves.append(py::make_tuple(move_name(d.move), policy_.number(d.block)));
     return py::make_tuple(plan.demand_prefetch, moves);
@@ -91,8 +91,9 @@ void bind_policy(py::module_& m) {
                               "deepum.specs.policy.Policy. Dead blocks are what set_dead says.")
       .def(py::init<const std::string&, int64_t, const py::dict&>(), py::arg("mode"), py::arg("capacity_blocks"),
            py::arg("config"))
-      .def("on_launch", &PolicyUnderTest::on_launch, py::arg("exec_id"), py::arg("blocks"),
-           "A kernel launches using `blocks` (each once); returns (demand_prefetch, [(move, block), ...]).")
+      .def("on_launch", &PolicyUnderTest::on_launch, py::arg("exec_id"), py::arg("blocks"), py::arg("indexed") = false,
+           "A kernel launches using `blocks` (each once), indexed or not; returns (demand_prefetch, "
+           "[(move, block), ...]).")
       .def("wake", &PolicyUnderTest::wake, py::arg("blocks"),
            "The engine wakes: `blocks` (ascending), those of the live managed segments, become resident.")
       .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))

@@ -22,7 +22,7 @@ class Replacement {
  public:
   virtual ~Replacement() = default;
   virtual void start_iteration(uint64_t /*first_launch*/) {}
-  virtual void launch(uint64_t /*launch*/, uint64_t /*exec_id*/) {}  // a kernel launches, before its uses
+  virtual void launch(uint64_t /*launch*/, uint64_t /*exec_id*/, bool /*indexed*/) {}  // a kernel launches, before its uses
   virtual void use(Block, uint64_t /*launch*/, bool /*resident*/) {}  // before the launch's decisions
   virtual void arrive(Block, uint64_t /*launch*/) {}                   // it became resident
   // A block among those `c` allows, or kNone. need_at > 0: the victim makes room for a prefetch for

@@ -8,6 +8,7 @@ namespace deepum {
 struct TraceView {
   size_t kernels = 0;
   const uint64_t* exec_id = nullptr;
+  const uint8_t* indexed = nullptr;         // per kernel: an indexed kernel (indexed_kernels.hpp)
   const int64_t* duration_ns = nullptr;
   const int64_t* access_offsets = nullptr;  // kernels + 1
   const int32_t* access_block = nullptr;    // dense block index

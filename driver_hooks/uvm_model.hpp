@@ -127,7 +127,8 @@ class Simulator : private MemoryFacts {
     const bool asleep = gate_.asleep();
     if (!asleep && totals_.woke_at_kernel < 0) totals_.woke_at_kernel = int64_t(k);  // the policy sees nothing: the kernel faults on what it lacks
     const LaunchPlan& plan =
-        asleep ? asleep_plan_ : policy_.on_launch(trace_.exec_id[k], trace_.access_block + first, size_t(last - first));
+        asleep ? asleep_plan_ : policy_.on_launch(trace_.exec_id[k], trace_.access_block + first, size_t(last - first),
+                                           trace_.indexed[k] != 0);
     double ready = now_, room_ready = now_;
     execute(plan, ready, room_ready);
     double fault_s = 0;

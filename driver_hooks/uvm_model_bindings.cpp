@@ -41,7 +41,7 @@ CostModel cost_model(const py::dict& c) {
 }
 
 py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64_t capacity_bytes,
-                  const CArray<uint64_t>& exec_id,
+                  const CArray<uint64_t>& exec_id, const CArray<uint8_t>& indexed,
                   const CArray<int64_t>& duration_ns, const CArray<int64_t>& access_offsets,
                   const CArray<int32_t>& access_block, const CArray<int16_t>& access_pages,
                   const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
@@ -52,6 +52,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   TraceView t;
   t.kernels = size_t(exec_id.size());
   t.exec_id = exec_id.data();
+  t.indexed = checked(indexed, t.kernels, "kernel_indexed");
   t.duration_ns = checked(duration_ns, t.kernels, "kernel_duration_ns");
   t.access_offsets = checked(access_offsets, t.kernels + 1, "access_offsets");
   const size_t accesses = size_t(t.access_offsets[t.kernels]);
@@ -128,7 +129,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
 }  // namespace
 
 void bind_uvm_model(py::module_& m) {
-  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("capacity_bytes"), py::arg("exec_id"),
+  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("capacity_bytes"), py::arg("exec_id"), py::arg("indexed"),
         py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
         py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
         py::arg("mem_address"), py::arg("mem_bytes"), py::arg("iteration_first_kernel"), py::arg("cost"),

@@ -1,5 +1,5 @@
-"""Seeds known bugs into the native policy, the memory map, the fault log's iteration bins and the foreach
-argument reader, one at a time, each in a scratch copy
+"""Seeds known bugs into the native policy, the memory map, the fault log's iteration bins, the foreach
+argument reader and the indexed kernels' marks, one at a time, each in a scratch copy
 of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints which
 tests failed per mutation. A mutation no test catches is a hole in the tests.
 
@@ -21,14 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
-         "tests/test_tensor_lists_cpu.py"]
+         "tests/test_tensor_lists_cpu.py", "tests/test_indexed_kernels.py", "tests/test_warm_start.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
     "host-map-one-use-too-many": (
-        "driver_hooks/next_use.hpp", "uses.size() <= most_uses &&", "uses.size() <= most_uses + 1 &&"),
+        "driver_hooks/next_use.hpp", "uses.size() > most_uses) continue;", "uses.size() > most_uses + 1) continue;"),
     "host-map-ignores-the-span": (
-        "driver_hooks/next_use.hpp", "(uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * length",
+        "driver_hooks/next_use.hpp", "(uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * past.length",
         "true"),
     "host-map-without-pressure": (
         "driver_hooks/policy.hpp", "options_.host_map_uses == 0 || !under_pressure()) return;",
@@ -105,6 +105,13 @@ MUTATIONS = {
         "driver_hooks/tensor_lists.hpp", "if (layout.step_addresses && slot < layout.step_slots)", "if (false)"),
     "tensor-list-without-padding": (
         "driver_hooks/tensor_lists.hpp", "round_up(size, align) != param_size", "size != param_size"),
+    "indexed-block-needs-one-indexed-use": (
+        "driver_hooks/next_use.hpp", "return std::all_of(uses.begin(), uses.end(),", "return std::any_of(uses.begin(), uses.end(),"),
+    "indexed-mark-missing": (
+        "driver_hooks/indexed_kernels.hpp", '"indexing_backward_kernel",', ""),
+    "indexed-positions-by-place": (
+        "driver_hooks/next_use.hpp", "if (indexed) indexed_.push_back(uint32_t(launch - start_));",
+        "if (indexed) indexed_.push_back(uint32_t(execs_.size() - 1));"),
 }
 
 

@@ -40,8 +40,9 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
     def _next_launch(self, exec_id, gap=1):
         self.launch += gap
         self.refused = set()
-        self.spec.launch(self.launch, exec_id)
-        self.native.launch(self.launch, exec_id)
+        indexed = exec_id % 3 == 0  # a kernel is indexed or not, whenever it launches
+        self.spec.launch(self.launch, exec_id, indexed)
+        self.native.launch(self.launch, exec_id, indexed)
 
     def _use(self, block):
         resident = block in self.resident
@@ -134,6 +135,15 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
             for seen_from in (self.launch, self.launch + 1, self.launch + 9):
                 assert self.native.foresee(block, seen_from) == self.spec.foresee(block, seen_from), (block, seen_from)
 
+    @invariant()
+    def the_same_blocks_are_short_lived(self):
+        """Host mapping's candidates: few uses in a short span, or few uses all by indexed kernels."""
+        if not hasattr(self, "spec"):
+            return
+        for most_uses, span_percent, indexed_any_span in ((1, 100, False), (2, 30, False), (2, 30, True), (3, 1, True)):
+            assert (self.native.short_lived(most_uses, span_percent, indexed_any_span)
+                    == self.spec.short_lived(most_uses, span_percent, indexed_any_span))
+
 
 NativeChoosesAsTheSpecification.TestCase.settings = settings(
     max_examples=500, stateful_step_count=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -178,7 +188,7 @@ def test_a_cycle_of_iterations_is_foreseen_exactly_when_remembered(kinds, extra,
     for launch, (exec_id, blocks) in enumerate(launches):
         if launch in starts:
             eviction.start_iteration(launch)
-        eviction.launch(launch, exec_id)
+        eviction.launch(launch, exec_id, False)
         for block in blocks:
             eviction.use(block, launch, resident=False)
         if launch >= cycle:
@@ -204,7 +214,7 @@ def test_when_no_remembered_iteration_matches_the_last_one_is_foreseen_from(step
             eviction.start_iteration(launch)
         for place, blocks in enumerate(kernels):
             for eviction in (alone, remembering):
-                eviction.launch(launch, 1000 * step + place)
+                eviction.launch(launch, 1000 * step + place, False)
                 for block in sorted(blocks):
                     eviction.use(block, launch, resident=False)
             for block in range(BLOCKS):

@@ -24,11 +24,12 @@ class Pair:
         self.spec = Policy(mode, capacity, config, self.dead.__contains__)
         self.native = _native.Policy(mode, capacity, config.to_dict())
 
-    def launch(self, exec_id: int, blocks) -> tuple[bool, list]:
-        expected = self.spec.on_launch(exec_id, blocks)
-        demand_prefetch, moves = self.native.on_launch(exec_id, list(blocks))
+    def launch(self, exec_id: int, blocks, indexed: bool = False) -> tuple[bool, list]:
+        expected = self.spec.on_launch(exec_id, blocks, indexed)
+        demand_prefetch, moves = self.native.on_launch(exec_id, list(blocks), indexed)
         if self.in_machine:
-            note(f"launch {exec_id} {list(blocks)} -> {moves} (demand prefetch {demand_prefetch})")
+            note(f"launch {exec_id} {list(blocks)}{' indexed' if indexed else ''} -> {moves} "
+                 f"(demand prefetch {demand_prefetch})")
         assert (demand_prefetch, [tuple(m) for m in moves]) == (expected.demand_prefetch, expected.moves)
         return demand_prefetch, expected.moves
 
@@ -47,7 +48,7 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integ
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
                     confident_hits=st.integers(0, 3), host_map_uses=st.sampled_from([0, 0, 1, 2, 3]),
-                    host_map_span_percent=st.integers(1, 100), prefetch=st.booleans(),
+                    host_map_span_percent=st.integers(1, 100), host_map_indexed=st.booleans(), prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
 
@@ -58,9 +59,12 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
     learned, in any order."""
 
     @initialize(mode=st.sampled_from(["um", "advise", "deepum", "deepum", "deepum"]), capacity=st.integers(2, 6),
-                config=configs, programs=st.lists(st.lists(kernel, min_size=2, max_size=10), min_size=1, max_size=3))
-    def start(self, mode, capacity, config, programs):
+                config=configs, programs=st.lists(st.lists(kernel, min_size=2, max_size=10), min_size=1, max_size=3),
+                indexed_kernels=st.integers(0, 8))
+    def start(self, mode, capacity, config, programs, indexed_kernels):
+        """Kernels with exec IDs below `indexed_kernels` are indexed."""
         self.capacity = capacity
+        self.indexed_kernels = indexed_kernels
         self.pair = Pair(mode, capacity, config, in_machine=True)
         self.programs = [[(e, sorted(b)[:capacity]) for e, b in program] for program in programs]
         self.iterations = 0
@@ -71,7 +75,7 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
 
     def _launch(self, exec_id, blocks):
         self.over_capacity_until_a_launch = False
-        _, moves = self.pair.launch(exec_id, blocks)
+        _, moves = self.pair.launch(exec_id, blocks, exec_id < self.indexed_kernels)
         left = {b for move, b in moves if move in ("evict", "discard")}
         assert not left & set(blocks), "a block the running kernel uses was evicted"
         self.last_blocks = blocks
@@ -374,6 +378,44 @@ def test_blocks_used_briefly_are_mapped_from_the_host_and_migrate_again_once_the
     _, moves = pair.launch(*spread[0])
     assert moves[0] == ("map_gpu", 4) and ("demand", 4) in moves
     assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(4)
+
+
+# An embedding table (block 6) looked up by the iteration's first launch and updated sparsely by its
+# last, both indexed kernels, around dense launches over blocks 0..3: two uses spanning all of it.
+INDEXED = 40
+TABLE = [(INDEXED, [6])] + [(20 + i, [i % 4, (i + 1) % 4]) for i in range(8)] + [(INDEXED + 1, [6, 5])]
+
+
+def _launch_all(pair: Pair, iteration) -> list:
+    """Each launch of `iteration`, exec IDs from INDEXED on indexed; the moves of all, in order."""
+    moves = []
+    for exec_id, blocks in iteration:
+        moves += pair.launch(exec_id, blocks, exec_id >= INDEXED)[1]
+    pair.spec.next_iteration()
+    pair.native.next_iteration()
+    return moves
+
+
+@pytest.mark.parametrize("dense_use", [False, True])
+def test_a_block_only_indexed_kernels_use_is_mapped_whatever_its_span(dense_use):
+    iteration = [(k, b + [6] if dense_use and k == 23 else b) for k, b in TABLE]
+    pair = _both("deepum", 3, host_map_uses=3, host_map_span_percent=20, host_map_indexed=True)
+    _launch_all(pair, iteration)
+    moves = _launch_all(pair, iteration)
+    # Block 5 is used by the last launch alone (brief, mapped either way); block 6 by two indexed
+    # kernels ten launches apart, and, with dense_use, by a dense kernel between them too.
+    assert pair.spec.host_mapped(5) and pair.native.host_mapped(5)
+    assert pair.spec.host_mapped(6) == pair.native.host_mapped(6) == (not dense_use)
+    assert (("map_host", 6) in moves) == (not dense_use)
+    if not dense_use:
+        assert ("demand", 6) not in _launch_all(pair, iteration), "a host-mapped table was demanded"
+
+
+def test_indexed_kernels_map_nothing_beyond_the_span_rule_with_the_knob_off():
+    pair = _both("deepum", 3, host_map_uses=3, host_map_span_percent=20, host_map_indexed=False)
+    for _ in range(3):
+        _launch_all(pair, TABLE)
+    assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(6) and not pair.native.host_mapped(6)
 
 
 def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_zero():

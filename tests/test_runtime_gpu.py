@@ -172,6 +172,54 @@ def case_host_map(optimizer: str) -> dict:
                   adam=optimizer, after=adam_state_preferred)
 
 
+def case_embeddings(mode: str) -> dict:
+    """Six SGD steps of a recommender (4 EmbeddingBag tables of 200,000 x 64 with sparse gradients,
+    about 49 MiB each, and an MLP over the bags): in mode `mode` ("none"), or ("deepum", "deepum-off")
+    in mode deepum under a 96 MiB budget with host mapping of indexed-only blocks on or off; a digest
+    of the final parameters, the losses, and the preferred locations of the blocks wholly inside the
+    tables."""
+    import hashlib
+
+    import torch
+
+    from deepum.config import DeepUMConfig
+    from deepum.runtime import gpu
+    from deepum.runtime import session as runtime
+
+    if mode == "none":
+        runtime.enable(mode="none")
+    else:
+        runtime.enable(mode="deepum", capacity="96MiB", max_managed_bytes="1GiB",
+                       config=DeepUMConfig(host_map_indexed=mode == "deepum"))
+    torch.manual_seed(0)
+    torch.use_deterministic_algorithms(True)
+    tables = torch.nn.ModuleList(torch.nn.EmbeddingBag(200_000, 64, mode="sum", sparse=True) for _ in range(4)).cuda()
+    mlp = torch.nn.Sequential(torch.nn.Linear(4 * 64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1)).cuda()
+    optimizer = torch.optim.SGD([*tables.parameters(), *mlp.parameters()], lr=0.05, foreach=False)
+    generator = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(6):
+        indices = torch.randint(0, 200_000, (4, 1024, 16), generator=generator).cuda()
+        target = torch.randn(1024, 1, generator=generator).cuda()
+        bags = torch.cat([table(idx) for table, idx in zip(tables, indices)], 1)
+        loss = torch.nn.functional.mse_loss(mlp(bags), target)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    torch.cuda.synchronize()
+    preferred = set()
+    for table in tables if mode != "none" else ():
+        start, end = table.weight.data_ptr(), table.weight.data_ptr() + table.weight.untyped_storage().nbytes()
+        for block in range(-(-start // (2 * MiB)), end // (2 * MiB)):
+            preferred.add(gpu.range_preferred_device(block * 2 * MiB, 2 * MiB))
+    digest = hashlib.sha256()
+    for p in [*tables.parameters(), *mlp.parameters()]:
+        digest.update(p.detach().cpu().numpy().tobytes())
+    return {"digest": digest.hexdigest(), "losses": losses, "table_preferred": sorted(preferred),
+            "stats": runtime.stats() if mode != "none" else {}}
+
+
 def _train(after=None, adam: str = "", **enable) -> dict:
     """adam: "fused" or "foreach" (torch.optim.Adam's flag of that name), or "" for its default."""
     import hashlib
@@ -389,6 +437,23 @@ def test_host_mapping_keeps_adam_state_on_the_host_and_training_exact(allocator_
     else:  # part of it (docs/results.md: foreach Adam leaves some state blocks migrating)
         assert -1 in mapped["after"], mapped["after"]
     assert mapped["digest"] == plain["digest"] and mapped["losses"] == plain["losses"]
+
+
+def test_embedding_tables_are_mapped_from_the_host_and_training_exact(allocator_built):
+    """Under a budget below the tables' size, host mapping maps the embedding tables, which only their
+    lookups and sparse updates (indexed kernels) use, from the host: every block wholly inside them
+    ends with the host as its preferred location, none does with the rule off, and training is bitwise
+    as without deepum either way."""
+    plain, _ = run_case("embeddings", "none")
+    mapped, _ = run_case("embeddings", "deepum")
+    migrated, _ = run_case("embeddings", "deepum-off")
+    for run in (mapped, migrated):
+        assert run["stats"]["cuda_errors"] == 0, run["stats"].get("last_cuda_error")
+        assert run["stats"]["indexed_launches"] > 0
+        assert run["digest"] == plain["digest"] and run["losses"] == plain["losses"]
+    assert mapped["table_preferred"] == [-1], mapped["table_preferred"]
+    assert -1 not in migrated["table_preferred"], migrated["table_preferred"]
+    assert mapped["stats"]["host_map_bytes"] >= 4 * 45 * MiB
 
 
 def test_advise_mode_advises_parameters_and_inputs(allocator_built):

@@ -302,6 +302,39 @@ def test_host_mapped_blocks_cross_the_link_at_the_host_map_rate():
     assert mapped.d2h_bytes < migrated.d2h_bytes and mapped.lost_reads == 0
 
 
+def _recommender(iterations: int = 4):
+    """A DLRM-like trace: 8 embedding tables of 16 blocks each, looked up (a few pages of every block)
+    by indexed kernels at each iteration's start and updated sparsely by indexed kernels at its end,
+    around dense kernels over 6 blocks of MLP weights and activations."""
+    writer = TraceWriter()
+    tables = [list(range(100 + 16 * t, 116 + 16 * t)) for t in range(8)]
+    for _ in range(iterations):
+        writer.begin_iteration()
+        for t, blocks in enumerate(tables):
+            writer.add_kernel(10 + t, "EmbeddingBag_updateOutputKernel_sum_mean", 20_000, blocks, [64] * 16, [False] * 16)
+        for k in range(12):
+            blocks = [k % 6, (k + 1) % 6]
+            writer.add_kernel(30 + k, "sm90_xmma_gemm", 50_000, blocks, [512, 512], [False, True])
+        for t, blocks in enumerate(tables):
+            writer.add_kernel(50 + t, "indexing_backward_kernel", 20_000, blocks, [64] * 16, [True] * 16)
+    return writer.finish()
+
+
+def test_embedding_tables_are_used_over_the_link_instead_of_migrated():
+    """Host mapping of blocks only indexed kernels use: a DLRM-like step at a third of its footprint maps
+    its tables (each used twice, across the whole iteration: the span rule alone maps none), so nothing
+    migrates in steady state and the replay is faster than migrating them; switched off, nothing is
+    mapped."""
+    trace = _recommender()
+    capacity = _capacity(trace, 0.3)
+    mapped = simulate(trace, "deepum", capacity)
+    migrated = simulate(trace, "deepum", capacity, DeepUMConfig(host_map_indexed=False))
+    assert migrated.host_mapped_bytes == 0 and mapped.host_mapped_bytes > 0
+    last = mapped.per_iteration[-1]
+    assert last["h2d_bytes"] == 0 and last["d2h_bytes"] == 0 and last["faults"] == 0
+    assert mapped.time_s < migrated.time_s and mapped.lost_reads == 0
+
+
 @pytest.mark.parametrize("text, message", [
     ("{not json", r"calibration file .*c\.json is not valid JSON"),
     ("[1]", r"c\.json must hold a JSON object"),

@@ -47,10 +47,11 @@ class NativePolicy:
 
 
 def run(policies, iterations, faults=False):
-    """Runs every policy through `iterations`, checking that they decide alike launch by launch."""
+    """Runs every policy through `iterations`, checking that they decide alike launch by launch; every
+    fourth kernel is indexed."""
     for iteration in iterations:
         for exec_id, blocks in iteration:
-            plans = [tuple(p.on_launch(exec_id, blocks)) for p in policies]
+            plans = [tuple(p.on_launch(exec_id, blocks, exec_id % 4 == 1)) for p in policies]
             assert all(plan == plans[0] for plan in plans), plans
             if faults:
                 for p in policies:
@@ -100,6 +101,9 @@ def test_a_loaded_state_predicts_and_foresees_as_the_original(learned):
     for block in range(18):
         for position in range(30):
             assert foreseen(original._next_use, block, position) == foreseen(loaded._next_use, block, position)
+    for indexed_any_span in (False, True):
+        assert (original._next_use.short_lived(3, 10, indexed_any_span)
+                == loaded._next_use.short_lived(3, 10, indexed_any_span))
     first = learned[-1][0][0]
     plans = [s.launch(first, learned[-1][0][1], []) for s in (original._schedule, loaded._schedule)]
     assert plans[0] == plans[1]
@@ -149,7 +153,7 @@ def refusal(data: bytes, config=CONFIGS[1]) -> str:
 def test_corrupt_wrong_version_and_foreign_settings_are_one_line_each():
     state = valid_state()
     assert refusal(b"junk") == "bad learned state: it is not a deepum learned state (no DEEPUMWS header)"
-    assert refusal(state[:8] + struct.pack("<Q", 2) + state[16:]) == "bad learned state: it was saved with another format version"
+    assert refusal(state[:8] + struct.pack("<Q", warm_state.VERSION + 1) + state[16:]) == "bad learned state: it was saved with another format version"
     assert refusal(state[:-5]) == "bad learned state: it ends early (truncated)"
     assert refusal(state + b"\0" * 8) == "bad learned state: it has bytes past its end"
     assert refusal(state, CONFIGS[0]) == "bad learned state: it was saved with another foresight_iterations"

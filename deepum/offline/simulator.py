@@ -25,6 +25,7 @@ import numpy as np
 
 from .calibration import Calibration
 from ..config import DeepUMConfig
+from ..specs.indexed_kernels import is_indexed
 from .trace_format import BLOCK_BYTES, Trace
 from ..units import counted, format_bytes
 
@@ -130,7 +131,8 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     capacity_blocks = min(capacity_blocks, max(1, block_number.size))
     has_mem = trace.has_memory_events
     raw = _native.simulate(
-        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, trace.kernel_duration_ns, trace.access_offsets,
+        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, kernels_indexed(trace), trace.kernel_duration_ns,
+        trace.access_offsets,
         dense.astype(np.int32), trace.access_pages, trace.access_write.view(np.uint8), block_number,
         trace.mem_kernel if has_mem else np.zeros(0, np.int64),
         trace.mem_action if has_mem else np.zeros(0, np.int8),
@@ -188,6 +190,12 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         timeline=timeline,
         learned_state=raw["learned_state"],
     )
+
+
+def kernels_indexed(trace: Trace) -> np.ndarray:
+    """Per kernel row, 1 where its kernel is indexed (deepum.specs.indexed_kernels), as uint8."""
+    by_name = np.array([is_indexed(str(name)) for name in trace.kernel_names], np.uint8)
+    return by_name[trace.kernel_name_idx] if by_name.size else np.zeros(trace.num_kernels, np.uint8)
 
 
 def bounded_by_trace(config: DeepUMConfig, kernels: int, blocks: int) -> DeepUMConfig:

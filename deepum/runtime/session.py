@@ -433,6 +433,8 @@ def stats() -> dict:
       list was read slot by slot, only the tensors the launch's blocks use counted as accesses.
       ``tensor_list_fallbacks``: such launches whose list did not read as expected and was scanned
       whole (addresses left over from earlier launches then count as accesses too).
+    - ``indexed_launches``: launches of indexed kernels (deepum/specs/indexed_kernels.py: embedding
+      lookups, gathers, scatters), whose blocks host mapping may map whatever the span of their uses.
     - ``launches_ignored``: launches the engine stood aside from: on another device's context, on a
       stream being captured into a CUDA graph, or while a graph capture or another pool's scope was open.
     - ``param_info_failures_func``, ``param_info_failures_kernel``: kernels whose argument layout the

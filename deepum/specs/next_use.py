@@ -45,6 +45,7 @@ class _Block:
 class _Iteration:
     execs: list[int]  # execution IDs of its launches, in order
     length: int       # launches from its first to the next iteration's first
+    indexed: set[int] = dataclasses.field(default_factory=set)  # positions (as of uses) of its indexed launches
 
 
 class NextUseEviction:
@@ -60,6 +61,7 @@ class NextUseEviction:
         self._iterations = 0   # iterations ended so far
         self._start = 0        # first launch of the current iteration
         self._execs: list[int] = []     # execution IDs of the current iteration's launches so far
+        self._indexed: set[int] = set()  # positions of the current iteration's indexed launches so far
         self._matching: list[int] = []  # remembered iterations whose launches match those, latest first
         self._foreseen_from: int | None = None  # the iteration foreseen from (None: none ended yet)
         self._arrivals = 0
@@ -67,22 +69,25 @@ class NextUseEviction:
     def start_iteration(self, first: int) -> None:
         """The iteration starting at launch `first` begins; the one that ends is remembered."""
         ended = self._iterations
-        self._history[ended] = _Iteration(self._execs, first - self._start)
+        self._history[ended] = _Iteration(self._execs, first - self._start, self._indexed)
         self._history.pop(ended - self._remembered, None)
         for block in self._blocks.values():
             block.uses[ended], block.now = block.now, []
             block.uses.pop(ended - self._remembered, None)
         self._iterations += 1
-        self._start, self._execs = first, []
+        self._start, self._execs, self._indexed = first, [], set()
         self._matching = sorted(self._history, reverse=True)
         self._foreseen_from = ended
         self._foresee_queued(first)
 
-    def launch(self, launch: int, exec_id: int) -> None:
-        """A kernel with `exec_id` launches (before its uses): iterations whose launch at this place of
-        theirs had another execution ID no longer match; the latest that still does is foreseen from."""
+    def launch(self, launch: int, exec_id: int, indexed: bool) -> None:
+        """A kernel with `exec_id` launches (before its uses), indexed or not
+        (deepum.specs.indexed_kernels): iterations whose launch at this place of theirs had another
+        execution ID no longer match; the latest that still does is foreseen from."""
         place = len(self._execs)
         self._execs.append(exec_id)
+        if indexed:
+            self._indexed.add(launch - self._start)
         self._matching = [i for i in self._matching
                           if place < len(self._history[i].execs) and self._history[i].execs[place] == exec_id]
         chosen = self._matching[0] if self._matching else self._iterations - 1
@@ -112,13 +117,15 @@ class NextUseEviction:
 
     def save(self, w: StateWriter) -> None:
         """The learned state: the remembered iterations, oldest first, each with its length, the
-        execution IDs of its launches and, for each block it used (ascending), its positions of use."""
+        execution IDs of its launches, the positions of its indexed launches (ascending) and, for each
+        block it used (ascending), its positions of use."""
         remembered = sorted(self._history)
         w.word(len(remembered))
         for i in remembered:
             iteration = self._history[i]
             w.word(iteration.length)
             w.sequence(iteration.execs)
+            w.sequence(sorted(iteration.indexed))
             used = sorted((block, b.uses[i]) for block, b in self._blocks.items() if b.uses.get(i))
             w.word(len(used))
             for block, positions in used:
@@ -130,7 +137,11 @@ class NextUseEviction:
         n = r.count(self._remembered, 3, "remembered iterations")
         for i in range(n):
             length = r.word()
-            self._history[i] = _Iteration([r.word() for _ in range(r.count(None, 1, "launches"))], length)
+            execs = [r.word() for _ in range(r.count(None, 1, "launches"))]
+            indexed = [r.word() for _ in range(r.count(None, 1, "indexed launches"))]
+            if indexed != sorted(set(indexed)) or any(p >= length for p in indexed):
+                fail("an iteration's indexed launches are not ascending positions within it")
+            self._history[i] = _Iteration(execs, length, set(indexed))
             for _ in range(r.count(None, 3, "blocks")):
                 b = self._blocks.setdefault(r.block(), _Block())
                 if i in b.uses:
@@ -143,17 +154,20 @@ class NextUseEviction:
         self._matching = sorted(self._history, reverse=True)
         self._foreseen_from = n - 1 if n else None
 
-    def short_lived(self, most_uses: int, span_percent: int) -> list[int]:
+    def short_lived(self, most_uses: int, span_percent: int, indexed_any_span: bool) -> list[int]:
         """Blocks (ascending) the last ended iteration used in 1..`most_uses` launches, all within
-        `span_percent` percent of its launches (the first to the last use, both counted)."""
+        `span_percent` percent of its launches (the first to the last use, both counted), or, with
+        `indexed_any_span`, all by indexed launches whatever their span."""
         if not self._iterations:
             return []
-        ended = self._iterations - 1
-        length = self._history[ended].length
+        ended = self._history[self._iterations - 1]
         chosen = []
         for block, b in self._blocks.items():
-            uses = b.uses.get(ended)
-            if uses and len(uses) <= most_uses and (uses[-1] - uses[0] + 1) * 100 <= span_percent * length:
+            uses = b.uses.get(self._iterations - 1)
+            if not uses or len(uses) > most_uses:
+                continue
+            brief = (uses[-1] - uses[0] + 1) * 100 <= span_percent * ended.length
+            if brief or (indexed_any_span and all(p in ended.indexed for p in uses)):
                 chosen.append(block)
         return sorted(chosen)
 

@@ -28,8 +28,10 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 
 **Host mapping** (deepum with ``host_map_uses`` and next-use eviction), at the first launch of each
 iteration under pressure, before step 1: the blocks the last iteration used in at most
-``host_map_uses`` launches, all within ``host_map_span_percent`` of its launches, and not dead (the
-optimizer's state: touched once per step, between long gaps), are mapped from the host (``map_host``:
+``host_map_uses`` launches, all within ``host_map_span_percent`` of its launches (the optimizer's
+state: touched once per step, between long gaps) or, with ``host_map_indexed``, all by indexed kernels
+whatever their span (an embedding table: its lookups and its sparse update read and write only the rows
+they name), and not dead, are mapped from the host (``map_host``:
 a resident one leaves with a copy, and none is demanded, prefetched or counted resident while mapped:
 its kernels read and write it over the link); mapped blocks that no longer qualify are given back to
 migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks mapped,
@@ -132,8 +134,9 @@ class Policy:
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
 
     # ----------------------------------------------------------------------------------- events
-    def on_launch(self, exec_id: int, blocks) -> LaunchPlan:
-        """A kernel with `exec_id` launches and uses `blocks` (each once)."""
+    def on_launch(self, exec_id: int, blocks, indexed: bool = False) -> LaunchPlan:
+        """A kernel with `exec_id` launches and uses `blocks` (each once); `indexed`: it reaches them
+        through an index (deepum.specs.indexed_kernels)."""
         self._moves = []
         self._launch += 1
         on_trial = self.warm_start["state"] == "on_trial"
@@ -147,7 +150,7 @@ class Policy:
             self.warm_start["launched"] += 1
             self.warm_start["known"] += exec_id in self._warm_known
         if self._next_use:
-            self._next_use.launch(self._launch, exec_id)
+            self._next_use.launch(self._launch, exec_id, indexed)
         step = self._schedule.launch(exec_id, blocks, self._migrated) if self._schedule else None
         missing = []
         for b in blocks:
@@ -341,7 +344,8 @@ class Policy:
         mapped that no longer qualify migrate again."""
         if not (self._next_use and self.config.host_map_uses and self._under_pressure()):
             return
-        chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent)
+        chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent,
+                                                        self.config.host_map_indexed)
                   if not self._dead(b)}
         for b in sorted(self._host_mapped - chosen):
             self._host_mapped.discard(b)
