@@ -43,7 +43,6 @@ struct Counters {
   std::atomic<uint64_t> host_map_calls{0}, host_map_bytes{0};  // ranges mapped from the host (host mapping)
   std::atomic<uint64_t> host_unmap_calls{0}, host_unmap_bytes{0};  // ranges given back to migration
   std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};
-  std::atomic<uint64_t> kernel_waits_skipped{0};  // kernel waits not enqueued: the migrations had completed
   std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
   std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress

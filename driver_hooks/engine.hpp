@@ -161,11 +161,6 @@ class Engine : private MemoryFacts {
       if (need[lane] > published) counters_.kernel_waits_unissued++;
       const uint64_t target = std::min(need[lane], published);
       if (target <= waited[lane]) continue;
-      if (worker_.completed(lane) >= target) {  // already done on the GPU: no wait to enqueue
-        counters_.kernel_waits_skipped++;
-        waited[lane] = target;
-        continue;
-      }
       if (counters_.driver_ok(DEEPUM_GUARDED(cuStreamWaitValue64(stream, worker_.done_word(lane), target,
                                                                  CU_STREAM_WAIT_VALUE_GEQ),
                                              CUDA_ERROR_UNKNOWN),

@@ -189,7 +189,6 @@ py::dict stats() {
   for (const auto& [key, value] : iteration_figures_dict(rt.iteration_bins.totals())) out[key] = value;
   out["cuda_errors"] = rt.counters.cuda_errors.load();
   out["kernel_waits"] = rt.counters.kernel_waits.load();
-  out["kernel_waits_skipped"] = rt.counters.kernel_waits_skipped.load();
   out["kernel_waits_unissued"] = rt.counters.kernel_waits_unissued.load();
   out["demand_prefetch_calls"] = rt.counters.demand_prefetch_calls.load();
   out["demand_prefetch_bytes"] = rt.counters.demand_prefetch_bytes.load();

@@ -18,7 +18,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -56,7 +55,7 @@ class Worker {
  public:
   Worker(int device, EngineMemory& memory, Counters& counters)
       : device_(device), memory_(memory), counters_(counters), done_(allocate_done_words(device)),
-        done_on_gpu_(gpu_address(done_)), thread_([this] { run(); }) {}
+        thread_([this] { run(); }) {}
   ~Worker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -65,12 +64,10 @@ class Worker {
     wake_.notify_one();
     thread_.join();
     cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
-    cuMemFreeHost(done_);
+    cuMemFree(done_);
   }
   // GPU address of the word holding the last command completed on `lane`.
-  CUdeviceptr done_word(Lane lane) const { return done_on_gpu_ + lane * sizeof(uint64_t); }
-  // The last command on `lane` the GPU has completed, as the host sees it now (it may lag, never lead).
-  uint64_t completed(Lane lane) const { return __atomic_load_n(&done_[lane], __ATOMIC_ACQUIRE); }
+  CUdeviceptr done_word(Lane lane) const { return done_ + lane * sizeof(uint64_t); }
   // The last command on `lane` whose completion write is enqueued: the most a stream may wait for.
   uint64_t published(Lane lane) const { return published_[lane].load(std::memory_order_acquire); }
   void submit(std::vector<Command>&& commands) {
@@ -119,25 +116,14 @@ class Worker {
     }
   }
 
-  // The progress words live in pinned host memory the GPU writes (stream memory operations), so that
-  // the launching thread can see a lane's progress without a driver call.
-  static uint64_t* allocate_done_words(int device) {
+  static CUdeviceptr allocate_done_words(int device) {
     cudaSetDevice(device);
     cudaFree(nullptr);  // the primary context, current on this thread
-    void* words = nullptr;
-    if (cuMemHostAlloc(&words, kLanes * sizeof(uint64_t), CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) !=
-        CUDA_SUCCESS)
-      throw std::runtime_error("deepum: could not allocate the worker's progress words in pinned host memory");
-    std::memset(words, 0, kLanes * sizeof(uint64_t));
-    return static_cast<uint64_t*>(words);
-  }
-  static CUdeviceptr gpu_address(uint64_t* words) {
-    CUdeviceptr address = 0;
-    if (cuMemHostGetDevicePointer(&address, words, 0) != CUDA_SUCCESS) {
-      cuMemFreeHost(words);
-      throw std::runtime_error("deepum: the GPU cannot address the worker's progress words");
-    }
-    return address;
+    CUdeviceptr words = 0;
+    if (cuMemAlloc(&words, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS ||
+        cuMemsetD8(words, 0, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS)
+      throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
+    return words;
   }
 
   // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
@@ -310,8 +296,7 @@ class Worker {
   int device_;
   EngineMemory& memory_;
   Counters& counters_;
-  uint64_t* done_;          // kLanes words in pinned host memory: the last command completed on each lane
-  CUdeviceptr done_on_gpu_;  // their address on the GPU
+  CUdeviceptr done_;  // kLanes words: the last command completed on each lane
   std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
   cudaMemLocation gpu_{}, host_{};

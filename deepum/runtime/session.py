@@ -464,8 +464,7 @@ def stats() -> dict:
       ``managed_allocations``: allocations the caching allocator
       made in deepum's managed segments (tensors, not segments).
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
-      launches that needed a migration not yet issued (they may fault instead). ``kernel_waits_skipped``:
-      waits not enqueued because the host already saw those migrations completed.
+      launches that needed a migration not yet issued (they may fault instead).
     - ``lane_waits``: waits of one migration stream for another's progress.
     - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to a copy
       or a synchronization), the text of the last. ``injected_failures``: of those, the ones failed on
@@ -538,7 +537,7 @@ def _attribution_counts() -> dict:
 
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "host_map_bytes",
                   "host_unmap_bytes", "prefetch_calls",
-                  "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "kernel_waits_skipped", "lane_waits", "hook_ns",
+                  "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
                   "fault_lessons", "faults_learned",
