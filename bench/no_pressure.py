@@ -1,12 +1,15 @@
 """Checks that deepum costs nothing where the model fits: per workload, bench/train.py in mode none
 and then in mode deepum without a budget, side by side in one call (bench/run_all.py's run_one: each
-its own process under the guard and deepum's fuse), and the ratio of deepum's median step to none's
-against a tolerance (default 3%), over at least MIN_MEASURED_STEPS measured steps each.
+its own process under the guard and deepum's fuse), --repeats times in alternation (none, deepum,
+none, deepum, ...: a drift of the shared GPU's speed falls on both), and the ratio of deepum's median
+step to none's (each the median of its runs' medians) against a tolerance (default 3%), over at least
+MIN_MEASURED_STEPS measured steps per run.
 
 Writes <out>/<workload>_none_full.json and <workload>_deepum_full.json (train.py records, named as the
-sweep names them) and <out>/no_pressure.json: command, device, date, tolerance, per workload both
-medians (seconds), the ratio, whether it is within the tolerance, deepum's hook CPU time per step
-(seconds) and whether the two trained bitwise alike, and whether every workload is within.
+sweep names them; repetitions with the suffix _r1, _r2, ...) and <out>/no_pressure.json: command,
+device, date, tolerance, per workload both medians (seconds) and each run's, the ratio, whether it is
+within the tolerance, deepum's hook CPU time per step (seconds) and whether all runs trained bitwise
+alike, and whether every workload is within.
 
     python3 bench/no_pressure.py --out bench/results/no_pressure
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -38,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each mode per workload, alternating (1 to 10)")
     parser.add_argument("--tolerance", type=float, default=0.03,
                         help="largest accepted excess of deepum's median step over none's (default 0.03: 3%%)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
@@ -55,26 +60,32 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.warmup < 0 or args.steps - args.warmup < MIN_MEASURED_STEPS:
         parser.error(f"need at least {MIN_MEASURED_STEPS} measured steps (--steps less --warmup, --warmup >= 0), "
                      f"got --steps {args.steps} --warmup {args.warmup}")
+    if not 1 <= args.repeats <= 10:
+        parser.error(f"--repeats must be from 1 to 10, got {args.repeats}")
     if args.tolerance < 0:
         parser.error(f"--tolerance must be at least 0, got {args.tolerance}")
     args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
     return args
 
 
-def compare(none: dict, deepum: dict, tolerance: float) -> dict:
-    """The check for one workload from its two records: medians (s), ratio deepum / none,
-    within_tolerance (ratio <= 1 + tolerance), deepum's hook time per step (s), bitwise equality;
+def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:
+    """The check for one workload from the records of its runs in each mode: medians (s, the median
+    of the runs' medians, and each run's), ratio deepum / none, within_tolerance (ratio <= 1 +
+    tolerance), deepum's hook time per step (s, median over its runs), bitwise equality of all runs;
     a run that did not succeed gives status "incomplete" and no ratio."""
-    if none.get("status") != "ok" or deepum.get("status") != "ok":
-        return {"status": "incomplete", "none_status": none.get("status"), "deepum_status": deepum.get("status"),
-                "ratio": None, "within_tolerance": False}
-    ratio = deepum["step_s_median"] / none["step_s_median"]
-    return {"status": "ok", "workload_id": none["workload_id"], "none_step_s_median": none["step_s_median"],
-            "deepum_step_s_median": deepum["step_s_median"], "ratio": ratio,
+    if any(r.get("status") != "ok" for r in nones + deepums):
+        return {"status": "incomplete", "none_status": [r.get("status") for r in nones],
+                "deepum_status": [r.get("status") for r in deepums], "ratio": None, "within_tolerance": False}
+    none_runs = [r["step_s_median"] for r in nones]
+    deepum_runs = [r["step_s_median"] for r in deepums]
+    ratio = statistics.median(deepum_runs) / statistics.median(none_runs)
+    return {"status": "ok", "workload_id": nones[0]["workload_id"], "runs": len(nones),
+            "none_step_s_median": statistics.median(none_runs), "deepum_step_s_median": statistics.median(deepum_runs),
+            "none_run_medians": none_runs, "deepum_run_medians": deepum_runs, "ratio": ratio,
             "within_tolerance": ratio <= 1 + tolerance,
-            "measured_steps": min(none["measured_steps"], deepum["measured_steps"]),
-            "deepum_hook_s_per_step": deepum.get("hook_s_per_step"),
-            "bitwise_equal": none["parameter_sha256"] == deepum["parameter_sha256"]}
+            "measured_steps": min(r["measured_steps"] for r in nones + deepums),
+            "deepum_hook_s_per_step": statistics.median(r.get("hook_s_per_step") or 0.0 for r in deepums),
+            "bitwise_equal": len({r["parameter_sha256"] for r in nones + deepums}) == 1}
 
 
 def main(argv=None) -> int:
@@ -84,10 +95,12 @@ def main(argv=None) -> int:
         return 1
     results, device = {}, None
     for workload in args.workloads:
-        none = run_all.run_one(args, workload, "none", None, None)
-        deepum = run_all.run_one(args, workload, "deepum", None, None)
-        results[workload] = compare(none, deepum, args.tolerance)
-        device = device or none.get("device")
+        nones, deepums = [], []
+        for repeat in range(args.repeats):
+            nones.append(run_all.run_one(args, workload, "none", None, None, repeat))
+            deepums.append(run_all.run_one(args, workload, "deepum", None, None, repeat))
+        results[workload] = compare(nones, deepums, args.tolerance)
+        device = device or nones[0].get("device")
     if args.dry_run:
         return 0
     record = {"command": command, "device": device,

@@ -171,9 +171,11 @@ def in_memory_reference(args, workload: str) -> Path | None:
         return None
 
 
-def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None) -> dict:
-    """Runs bench/train.py once in the sweep (run_train); the record has the budget."""
-    name = run_name(workload, mode, budget)
+def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None,
+            repeat: int = 0) -> dict:
+    """Runs bench/train.py once in the sweep (run_train); the record has the budget. repeat > 0: a
+    repetition of that run, its files named with the suffix _r<repeat>."""
+    name = run_name(workload, mode, budget) + (f"_r{repeat}" if repeat else "")
     reference = in_memory_reference(args, workload) if mode != "none" else None
     command = train_command(args, workload, mode, args.out / f"{name}.json", capacity, reference)
     return run_train(args, name, command, workload, mode, {"budget_fraction": budget})

@@ -112,6 +112,9 @@ a, rest = p.parse_known_args()
 if a.workload == os.environ.get("STUB_FAIL"):
     sys.exit("broke")
 step = {"gpt2": {"none": 0.100, "deepum": 0.102}, "dlrm": {"none": 0.100, "deepum": 0.110}}[a.workload][a.mode]
+step *= 1.5 if a.o.endswith("_r1.json") else 1.0  # the GPU slowed down during the second repetition
+with open(os.path.join(os.path.dirname(a.o), "order.txt"), "a") as order:
+    order.write(os.path.basename(a.o) + os.linesep)
 json.dump({"status": "ok", "workload": a.workload, "workload_id": a.workload, "mode": a.mode, "step_s_median": step,
            "measured_steps": int(a.steps) - int(a.warmup), "parameter_sha256": "same",
            "hook_s_per_step": 0.001 if a.mode == "deepum" else None, "device": "stub", "argv": sys.argv[1:]},
@@ -139,12 +142,24 @@ def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
     assert "dlrm: deepum / none = 1.100 (NOT within 3%)" in capsys.readouterr().out
 
 
+def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, tmp_path):
+    out = tmp_path / "np"
+    assert no_pressure.main(["--out", str(out), "--workloads", "gpt2", "--repeats", "3"]) == 0
+    assert (out / "order.txt").read_text().split() == [
+        "gpt2_none_full.json", "gpt2_deepum_full.json", "gpt2_none_full_r1.json", "gpt2_deepum_full_r1.json",
+        "gpt2_none_full_r2.json", "gpt2_deepum_full_r2.json"]
+    gpt2 = json.loads((out / "no_pressure.json").read_text())["workloads"]["gpt2"]
+    assert gpt2["runs"] == 3 and gpt2["none_run_medians"] == pytest.approx([0.100, 0.150, 0.100])
+    assert gpt2["none_step_s_median"] == pytest.approx(0.100) and gpt2["deepum_step_s_median"] == pytest.approx(0.102)
+    assert gpt2["ratio"] == pytest.approx(1.02) and gpt2["within_tolerance"] is True and gpt2["bitwise_equal"]
+
+
 def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     monkeypatch.setenv("STUB_FAIL", "dlrm")
     assert no_pressure.main(["--out", str(tmp_path), "--workloads", "dlrm", "--tolerance", "0.2"]) == 0
     record = json.loads((tmp_path / "no_pressure.json").read_text())
-    assert record["workloads"]["dlrm"] == {"status": "incomplete", "none_status": "failed", "deepum_status": "failed",
-                                           "ratio": None, "within_tolerance": False}
+    assert record["workloads"]["dlrm"] == {"status": "incomplete", "none_status": ["failed"],
+                                           "deepum_status": ["failed"], "ratio": None, "within_tolerance": False}
     assert record["all_within_tolerance"] is False
 
 
@@ -152,6 +167,7 @@ def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     (["--steps", "11", "--warmup", "2"], "at least 10 measured steps"),
     (["--steps", "12", "--warmup", "-1"], "at least 10 measured steps"),
     (["--tolerance", "-0.1"], "--tolerance must be at least 0"),
+    (["--repeats", "0"], "--repeats must be from 1 to 10"),
     (["--workloads", "gpt3"], "unknown or no workload"),
     (["--size", "dlrm=--layers 2"], "--layers not used by workload dlrm"),
 ])
