@@ -141,13 +141,8 @@ class NextUseEviction {
       past.length = r.word();
       past.execs.resize(r.count(UINT64_MAX, 1, "launches"));
       for (uint64_t& id : past.execs) id = r.word();
-      past.indexed.resize(r.count(UINT64_MAX, 1, "indexed launches"));
-      for (size_t k = 0; k < past.indexed.size(); ++k) {
-        const uint64_t position = r.word();
-        if (position >= past.length || position > UINT32_MAX || (k > 0 && position <= past.indexed[k - 1]))
-          StateReader::fail("an iteration's indexed launches are not ascending positions within it");
-        past.indexed[k] = uint32_t(position);
-      }
+      read_positions(r, past.length, "indexed launches",
+                     "an iteration's indexed launches are not ascending positions within it", past.indexed);
       const size_t used = r.count(UINT64_MAX, 3, "blocks");
       for (size_t k = 0; k < used; ++k) {
         Block& b = at(dense(r.block()));
@@ -155,13 +150,7 @@ class NextUseEviction {
         Uses& uses = b.past[slot(i)];
         if (uses.iteration == i) StateReader::fail("a block appears twice in one iteration");
         uses.iteration = i;
-        uses.positions.resize(r.count(UINT64_MAX, 1, "uses"));
-        for (size_t u = 0; u < uses.positions.size(); ++u) {
-          const uint64_t position = r.word();
-          if (position >= past.length || position > UINT32_MAX || (u > 0 && position <= uses.positions[u - 1]))
-            StateReader::fail("a block's uses are not ascending within its iteration");
-          uses.positions[u] = uint32_t(position);
-        }
+        read_positions(r, past.length, "uses", "a block's uses are not ascending within its iteration", uses.positions);
       }
     }
     iterations_ = n;
@@ -256,6 +245,18 @@ class NextUseEviction {
     uint64_t length = 0;            // launches from its first to the next iteration's first
   };
   using Entry = std::tuple<uint64_t, uint64_t, int64_t>;  // next use, UINT64_MAX - age, block
+
+  // A counted list of positions within an iteration of `length` launches, ascending; else `failure`.
+  static void read_positions(StateReader& r, uint64_t length, const char* what, const char* failure,
+                             std::vector<uint32_t>& positions) {
+    positions.resize(r.count(UINT64_MAX, 1, what));
+    for (size_t k = 0; k < positions.size(); ++k) {
+      const uint64_t position = r.word();
+      if (position >= length || position > UINT32_MAX || (k > 0 && position <= positions[k - 1]))
+        StateReader::fail(failure);
+      positions[k] = uint32_t(position);
+    }
+  }
 
   size_t slot(uint64_t iteration) const { return size_t(iteration % history_.size()); }
   Block& at(int64_t block) {

@@ -153,20 +153,12 @@ def case_host_map(optimizer: str) -> dict:
     """case_train with Adam `optimizer` ("fused" or "foreach") in mode deepum under a 48 MiB budget
     with host mapping on; the preferred locations of the blocks wholly inside Adam's state."""
     from deepum.config import DeepUMConfig
-    from deepum.runtime import gpu
 
     def adam_state_preferred(optimizer) -> list[int]:
-        """The preferred locations of the 2 MiB blocks that lie wholly inside Adam's state tensors."""
         import torch
 
-        seen = set()
-        for state in optimizer.state.values():
-            for s in state.values():
-                if torch.is_tensor(s) and s.is_cuda:
-                    start, end = s.data_ptr(), s.data_ptr() + s.untyped_storage().nbytes()
-                    for block in range(-(-start // (2 * MiB)), end // (2 * MiB)):
-                        seen.add(gpu.range_preferred_device(block * 2 * MiB, 2 * MiB))
-        return sorted(seen)
+        return _preferred_locations(s for state in optimizer.state.values() for s in state.values()
+                                    if torch.is_tensor(s) and s.is_cuda)
 
     return _train(mode="deepum", capacity="48MiB", config=DeepUMConfig(host_map_uses=4, host_map_span_percent=25),
                   adam=optimizer, after=adam_state_preferred)
@@ -183,7 +175,6 @@ def case_embeddings(mode: str) -> dict:
     import torch
 
     from deepum.config import DeepUMConfig
-    from deepum.runtime import gpu
     from deepum.runtime import session as runtime
 
     if mode == "none":
@@ -208,16 +199,25 @@ def case_embeddings(mode: str) -> dict:
         optimizer.step()
         losses.append(loss.item())
     torch.cuda.synchronize()
-    preferred = set()
-    for table in tables if mode != "none" else ():
-        start, end = table.weight.data_ptr(), table.weight.data_ptr() + table.weight.untyped_storage().nbytes()
-        for block in range(-(-start // (2 * MiB)), end // (2 * MiB)):
-            preferred.add(gpu.range_preferred_device(block * 2 * MiB, 2 * MiB))
+    preferred = _preferred_locations(table.weight for table in tables) if mode != "none" else []
     digest = hashlib.sha256()
     for p in [*tables.parameters(), *mlp.parameters()]:
         digest.update(p.detach().cpu().numpy().tobytes())
-    return {"digest": digest.hexdigest(), "losses": losses, "table_preferred": sorted(preferred),
+    return {"digest": digest.hexdigest(), "losses": losses, "table_preferred": preferred,
             "stats": runtime.stats() if mode != "none" else {}}
+
+
+def _preferred_locations(tensors) -> list[int]:
+    """The preferred locations (device id, -1 for the host, -2 mixed or unset) of the 2 MiB blocks that
+    lie wholly inside the storages of `tensors`, each once, ascending."""
+    from deepum.runtime import gpu
+
+    seen = set()
+    for t in tensors:
+        start, end = t.data_ptr(), t.data_ptr() + t.untyped_storage().nbytes()
+        for block in range(-(-start // (2 * MiB)), end // (2 * MiB)):
+            seen.add(gpu.range_preferred_device(block * 2 * MiB, 2 * MiB))
+    return sorted(seen)
 
 
 def _train(after=None, adam: str = "", **enable) -> dict:
