@@ -103,8 +103,8 @@ class NextUseEviction {
   }
 
   // The learned state (state_io.hpp): the remembered iterations, oldest first, each with its length,
-  // the exec IDs of its launches, the positions of its indexed launches and, for each block it used (by UM number, `number(block)`,
-  // ascending), the positions of its uses.
+  // the exec IDs of its launches, the positions of its indexed launches and, for each block it used
+  // (by UM number, `number(block)`, ascending), the positions of its uses.
   template <class Number>
   void save(StateWriter& w, Number number) const {
     const uint64_t first = iterations_ - std::min<uint64_t>(iterations_, history_.size());

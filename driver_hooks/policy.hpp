@@ -22,9 +22,10 @@
 // - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
 //   iteration under pressure: blocks the last iteration used in few launches within a short span of
 //   it (the optimizer's state) or, with host_map_indexed, in few launches all of indexed kernels (an
-//   embedding table: its lookups and its sparse update) are mapped from the host (a resident one leaves with a copy; while
-//   mapped, none is demanded, prefetched or counted resident: its kernels use it over the link), and
-//   mapped blocks that no longer qualify migrate again; given back first, then mapped, each ascending.
+//   embedding table: its lookups and its sparse update) are mapped from the host (a resident one
+//   leaves with a copy; while mapped, none is demanded, prefetched or counted resident: its kernels
+//   use it over the link), and mapped blocks that no longer qualify migrate again; given back first,
+//   then mapped, each ascending.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables and
