@@ -26,7 +26,6 @@ import json
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -84,6 +83,7 @@ def prefetch_managed_segments(torch) -> int:
 def run_variant(args) -> dict:
     """Trains in this process as args.variant; the step times (s) and the bytes prefetched."""
     import deepum
+    import train as bench_train
 
     mode = {"none": "none", "um": "um"}.get(args.variant, "deepum")
     with deepum.enable(mode):
@@ -93,20 +93,21 @@ def run_variant(args) -> dict:
         workload = workloads.build(torch, args, device="cuda")
         model = workload.model
         optimizer = workload.make_optimizer(torch, model)
-        prefetched = prefetch_managed_segments(torch) if args.variant == "deepum-prefetched" else 0
-        step_s = []
-        for index in range(args.steps):
-            batch = tuple(t.to("cuda") for t in workload.make_batch(index))
-            torch.cuda.synchronize()
-            start = time.perf_counter()
+        prefetching = args.variant == "deepum-prefetched"
+
+        def step(batch):
             optimizer.zero_grad(set_to_none=True)
-            workload.loss_fn(model, batch).backward()
+            loss = workload.loss_fn(model, batch)
+            loss.backward()
             optimizer.step()
-            torch.cuda.synchronize()
-            step_s.append(time.perf_counter() - start)
-            deepum.mark_iteration()
-            if index == 0 and args.variant == "deepum-prefetched":
-                prefetched += prefetch_managed_segments(torch)
+            return loss
+
+        prefetched = prefetch_managed_segments(torch) if prefetching else 0
+        step_s, _ = bench_train.timed_steps(1, "cuda", workload.make_batch, step, torch.cuda.synchronize)
+        prefetched += prefetch_managed_segments(torch) if prefetching else 0
+        later, _ = bench_train.timed_steps(args.steps - 1, "cuda", lambda index: workload.make_batch(index + 1), step,
+                                           torch.cuda.synchronize)
+        step_s += later
         return {"step_s": step_s, "median_s": statistics.median(step_s[args.warmup:]), "prefetched_bytes": prefetched,
                 "device": torch.cuda.get_device_name()}
 

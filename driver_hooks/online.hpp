@@ -39,9 +39,9 @@
 namespace deepum {
 
 // What the hook keeps of a kernel: its arguments' (offset, size), a hash of its name, the same in
-// every process (a function handle is not), so that exec IDs outlive the run (a warm start), and for
-// a multi_tensor_apply_kernel the layout of its first argument (tensor_lists.hpp), and whether it is
-// an indexed kernel (indexed_kernels.hpp).
+// every process (a function handle is not), so that exec IDs outlive the run (a warm start); for a
+// multi_tensor_apply_kernel, the layout of its first argument (tensor_lists.hpp); and whether it is an
+// indexed kernel (indexed_kernels.hpp).
 struct KernelInfo {
   std::vector<std::pair<size_t, size_t>> params;
   uint64_t name_hash = 0;

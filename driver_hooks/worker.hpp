@@ -224,12 +224,12 @@ class Worker {
   // One discard call over the ranges, and the event of its completion; nullopt when nothing was
   // discarded: the driver refused (the ranges moved with a copy instead) or no event could be
   // recorded after it (the CPU waited for the discard).
-  std::optional<DiscardEvent> issue_discard(const std::vector<void*>& starts, const std::vector<size_t>& sizes,
-                                            bool to_gpu, cudaStream_t stream) {
+  std::optional<DiscardEvent> issue_discard(std::vector<void*>& starts, std::vector<size_t>& sizes, bool to_gpu,
+                                            cudaStream_t stream) {
     size_t location_index = 0;
     const cudaError_t err = DEEPUM_GUARDED(
-        cudaMemDiscardAndPrefetchBatchAsync(const_cast<void**>(starts.data()), const_cast<size_t*>(sizes.data()),
-                                            starts.size(), to_gpu ? &gpu_ : &host_, &location_index, 1, 0, stream),
+        cudaMemDiscardAndPrefetchBatchAsync(starts.data(), sizes.data(), starts.size(), to_gpu ? &gpu_ : &host_,
+                                            &location_index, 1, 0, stream),
         cudaErrorUnknown);
     if (err != cudaSuccess) {
       note_error(to_gpu ? "populate" : "discard", err);
