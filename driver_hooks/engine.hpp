@@ -8,6 +8,9 @@
 //     (by block), then the prefetches and populations (in decision order) to the worker, ordered after
 //     the work launched before the kernel.
 // The memory map answers the policy's questions about dead blocks and keeps the discard tickets.
+// The policy knows blocks by portable number (memory_map.hpp), so that what it learns holds in another
+// process of the same script; the engine translates at its edges: UM blocks in from the launch hook,
+// the fault log and the sleep gate, UM blocks out to the driver and the worker.
 #pragma once
 #include <cuda.h>
 
@@ -47,12 +50,11 @@ class Engine : private MemoryFacts {
     Stopwatch clock;
     counters_.launches++;
     release_freed();
-    blocks_.clear();
     discard_users_.clear();
+    to_policy(numbers.data(), numbers.size());
     uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
-    for (int64_t n : numbers) {
-      blocks_.push_back(policy_.block(n));
-      const Lanes& s = lanes_[n];
+    for (Block b : blocks_) {
+      const Lanes& s = lanes_[policy_.number(b)];
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
     const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed);
@@ -69,17 +71,24 @@ class Engine : private MemoryFacts {
   // The engine wakes (sleep_gate.hpp): the blocks of the live managed segments (UM numbers, ascending).
   void wake(const std::vector<int64_t>& numbers) {
     std::lock_guard<std::mutex> lock(mutex_);
-    blocks_.clear();
-    for (int64_t n : numbers) blocks_.push_back(policy_.block(n));
+    to_policy(numbers.data(), numbers.size());
     policy_.wake(blocks_.data(), blocks_.size());
   }
 
   void drain() { worker_.drain(); }
+  // Launch i of exec_ids[i] faulted on UM blocks blocks[offsets[i]:offsets[i + 1]].
   void learn_faults(const uint64_t* exec_ids, const int64_t* offsets, const int64_t* blocks, size_t launches) {
     std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<int64_t> portable;
     for (size_t i = 0; i < launches; ++i) {
-      policy_.learn_faults(exec_ids[i], blocks + offsets[i], size_t(offsets[i + 1] - offsets[i]));
-      counters_.faults_learned += uint64_t(offsets[i + 1] - offsets[i]);
+      portable.clear();
+      {
+        std::lock_guard<std::mutex> memory_lock(memory_.mutex());
+        for (int64_t k = offsets[i]; k < offsets[i + 1]; ++k)
+          if (const int64_t p = memory_.portable(blocks[k]); p >= 0) portable.push_back(p);
+      }
+      policy_.learn_faults(exec_ids[i], portable.data(), portable.size());
+      counters_.faults_learned += portable.size();
     }
     counters_.fault_lessons += launches;
   }
@@ -128,14 +137,30 @@ class Engine : private MemoryFacts {
     uint64_t moved[kLanes] = {0, 0, 0};  // per lane: the number of its latest command there (0: none)
   };
 
-  // The policy's questions, answered by the memory map under its lock.
+  // The policy's questions, answered by the memory map under its lock. A block whose segment is gone
+  // is not dead: nothing is discarded on a guess.
   bool dead(Block b) const override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    return memory_.dead(policy_.number(b));
+    const int64_t n = memory_.um_block(policy_.number(b));
+    return n >= 0 && memory_.dead(n);
   }
   bool choose_discard(Block b, uint64_t& ticket) override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    return memory_.choose_discard(policy_.number(b), ticket, discard_users_);
+    const int64_t n = memory_.um_block(policy_.number(b));
+    return n >= 0 && memory_.choose_discard(n, ticket, discard_users_);
+  }
+
+  bool exists(Block b) const override {
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    return memory_.um_block(policy_.number(b)) >= 0;
+  }
+
+  // blocks_ = the policy's blocks for UM blocks `numbers` (those outside the managed segments dropped).
+  void to_policy(const int64_t* numbers, size_t count) {
+    blocks_.clear();
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    for (size_t i = 0; i < count; ++i)
+      if (const int64_t p = memory_.portable(numbers[i]); p >= 0) blocks_.push_back(policy_.block(p));
   }
 
   // Blocks of freed segments hold nothing anywhere: the policy stops counting them resident. A block
@@ -146,8 +171,8 @@ class Engine : private MemoryFacts {
       std::lock_guard<std::mutex> lock(memory_.mutex());
       released = memory_.take_released();
     }
-    for (int64_t n : released)
-      if (lanes_.count(n)) policy_.release(policy_.block(n));
+    for (int64_t p : released)
+      if (lanes_.count(p)) policy_.release(policy_.block(p));
   }
 
   // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
@@ -174,9 +199,13 @@ class Engine : private MemoryFacts {
   // (contiguous blocks in one call). Its launching thread pays the calls (docs/results.md); in steady
   // state the window has already brought them.
   void prefetch_on_stream(const LaunchPlan& plan, CUstream stream) {
-    std::vector<int64_t> missing;
-    for (const Decision& d : plan.moves)
-      if (d.move == Move::kDemand) missing.push_back(policy_.number(d.block));
+    std::vector<int64_t> missing;  // UM blocks
+    {
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      for (const Decision& d : plan.moves)
+        if (d.move == Move::kDemand)
+          if (const int64_t n = memory_.um_block(policy_.number(d.block)); n >= 0) missing.push_back(n);
+    }
     if (missing.empty()) return;
     CUmemLocation gpu{};
     gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -188,7 +217,8 @@ class Engine : private MemoryFacts {
       counters_.demand_prefetch_calls++;
       counters_.demand_prefetch_bytes += bytes;
     }
-    for (int64_t b : missing) lanes_[b].last = kToGpu;
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kDemand) lanes_[policy_.number(d.block)].last = kToGpu;
   }
 
   // The plan's moves other than demand, as worker commands: evictions and discards sorted by block,
@@ -197,24 +227,36 @@ class Engine : private MemoryFacts {
   // may be far ahead). Discards and populations also wait for the work queued on the streams that
   // last used their blocks' memory: a freed tensor's kernels may still be queued on a side stream.
   void submit(const LaunchPlan& plan, CUstream stream) {
+    std::vector<Decision> order;
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kMapHost || d.move == Move::kMapGpu) order.push_back(d);
+    const size_t mappings = order.size();
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kEvict || d.move == Move::kDiscard) order.push_back(d);
+    std::sort(order.begin() + mappings, order.end(),
+              [this](const Decision& a, const Decision& b) { return policy_.number(a.block) < policy_.number(b.block); });
+    for (const Decision& d : plan.moves)
+      if (d.move == Move::kPrefetch || d.move == Move::kPopulate) order.push_back(d);
     std::vector<Command> commands;
-    for (const Decision& d : plan.moves)
-      if (d.move == Move::kMapHost || d.move == Move::kMapGpu) commands.push_back(command(d));
-    const size_t mappings = commands.size();
-    for (const Decision& d : plan.moves)
-      if (d.move == Move::kEvict || d.move == Move::kDiscard) commands.push_back(command(d));
-    std::sort(commands.begin() + mappings, commands.end(),
-              [](const Command& a, const Command& b) { return a.block < b.block; });
-    for (const Decision& d : plan.moves)
-      if (d.move == Move::kPrefetch || d.move == Move::kPopulate) commands.push_back(command(d));
+    std::vector<int64_t> portable;  // of each command's block
+    {
+      // A block whose segment has been freed since the decision has nothing left to move.
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      for (const Decision& d : order)
+        if (const int64_t n = memory_.um_block(policy_.number(d.block)); n >= 0) {
+          commands.push_back(command(d, n));
+          portable.push_back(policy_.number(d.block));
+        }
+    }
     if (commands.empty()) return;
     const std::shared_ptr<const After> after = work_before({stream});
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
     if (!discard_users_.empty()) discards_after = work_before(discard_users_, after);
-    for (Command& c : commands) {
+    for (size_t i = 0; i < commands.size(); ++i) {
+      Command& c = commands[i];
       c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
-      number(c);
+      number(c, lanes_[portable[i]]);
     }
     worker_.submit(std::move(commands));
   }
@@ -242,22 +284,22 @@ class Engine : private MemoryFacts {
     return after;
   }
 
-  Command command(const Decision& d) const {
+  // The command for decision d on UM block n.
+  static Command command(const Decision& d, int64_t n) {
     const Op op = d.move == Move::kEvict      ? Op::kEvict
                   : d.move == Move::kDiscard  ? Op::kDiscard
                   : d.move == Move::kPopulate ? Op::kPopulate
                   : d.move == Move::kMapHost  ? Op::kMapHost
                   : d.move == Move::kMapGpu   ? Op::kMapGpu
                                               : Op::kPrefetch;
-    Command c{op, policy_.number(d.block)};
+    Command c{op, n};
     c.ticket = d.ticket;
     return c;
   }
 
-  // Numbers a command on its lane and orders it after the block's latest command (each command of
-  // a block waits for the one before it, so they run in decision order across lanes).
-  void number(Command& c) {
-    Lanes& s = lanes_[c.block];
+  // Numbers a command on its lane and orders it after its block's latest command, `s` (each command
+  // of a block waits for the one before it, so they run in decision order across lanes).
+  void number(Command& c, Lanes& s) {
     const Lane lane = lane_of(c.op);
     c.seq = ++lane_seq_[lane];
     c.wait_lane = s.last;
@@ -273,7 +315,7 @@ class Engine : private MemoryFacts {
   Policy policy_;
   std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
-  std::unordered_map<int64_t, Lanes> lanes_;    // by UM block number: every block launched or moved
+  std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
   uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
   Worker worker_;

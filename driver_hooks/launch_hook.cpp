@@ -1,6 +1,6 @@
 // The launch hook: a CUPTI driver-API callback on cuLaunchKernel*. It reads the kernel's arguments
-// and derives its execution ID (kernel and grid, and the allocations its pointer arguments point
-// into) and its accesses (the 2 MiB UM blocks those allocations cover), records them when a trace or
+// and derives its execution ID (kernel and grid, and the portable addresses of the allocations its
+// pointer arguments point into: the same in every process of the same script) and its accesses (the 2 MiB UM blocks those allocations cover), records them when a trace or
 // the fault log is on, and hands the launch to the engine.
 #include <cuda.h>
 #include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
@@ -95,7 +95,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
       const auto [start, size] = rt.memory.allocation(word);
       if (!size || start == last_allocation) return;
       last_allocation = start;
-      id = mix(id, start);
+      id = mix(id, rt.memory.portable_address(start));
       const bool fresh = rt.memory.born(start) > rt.launch_hook.allocations_at_last_launch;
       for (uint64_t b = start >> kBlockShift; b <= (start + size - 1) >> kBlockShift; ++b)
         accesses.push_back({int64_t(b), pages_in_block(start, size, b), fresh});

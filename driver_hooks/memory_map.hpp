@@ -1,5 +1,14 @@
-// Live allocations and managed segments, from the caching allocator's trace hook, and the discard
-// tickets that keep a move without a copy off memory that holds data. CUDA-free: the engine uses it
+// Live allocations and managed segments, from the caching allocator's trace hook, their portable
+// numbering, and the discard tickets that keep a move without a copy off memory that holds data.
+//
+// Portable numbering names memory alike in every process that allocates its managed segments in the
+// same order and sizes (the same script), wherever each process's address space puts them: segments
+// are placed one after another in the order they were allocated, each from a block boundary and
+// one block past the room its size needs, none ever in a place an earlier one had. A byte's portable address is its offset in its segment plus the
+// segment's place; a UM block's portable number is its index among the blocks its segment spans plus
+// the place >> kBlockShift (the two agree where segments start on block boundaries, as managed
+// allocations do). A UM block that two segments share is numbered in the one holding its lowest
+// managed byte. CUDA-free: the engine uses it
 // with CUDA streams and discard-completion events (worker.hpp), deepum._native with fake ones for
 // tests (memory_map_bindings.cpp, tests/test_memory_map.py).
 #pragma once
@@ -56,20 +65,29 @@ class MemoryMap {
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (segments_.count(addr)) return;  // already known
     segments_[addr] = size;
+    place_[addr] = next_place_;
+    at_place_[next_place_] = addr;
+    next_place_ += (size + kBlockBytes - 1) / kBlockBytes + 1;  // room for the blocks it spans, however aligned
   }
   // The segment's memory goes back to the system (cudaFree waits for all work: the blocks it wholly
-  // covers have no last users left). While an engine runs (track_releases), the blocks it covers,
-  // wholly or partly, are queued for it to release from its residency model (take_released).
+  // covers have no last users left). While an engine runs (track_releases), the blocks numbered in
+  // it are queued for the engine to release from its residency model (take_released).
   // Says whether it was a managed segment.
   bool on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!segments_.erase(addr)) return false;  // not a managed segment
-    if (!size) return true;
-    for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
-      last_users_.erase(int64_t(b));
-    if (tracking_releases_)
-      for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) released_.push_back(int64_t(b));
+    if (!segments_.count(addr)) return false;  // not a managed segment
+    if (size) {
+      for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
+        last_users_.erase(int64_t(b));
+      if (tracking_releases_)
+        for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b)
+          if (std::get<2>(managed_part(int64_t(b))) == addr) released_.push_back(portable(int64_t(b)));
+    }
+    segments_.erase(addr);
+    at_place_.erase(place_[addr]);
+    place_.erase(addr);
     return true;
   }
   // The live managed segments, (start, bytes) by start.
@@ -152,6 +170,30 @@ class MemoryMap {
     return {start, end - start, it->first};
   }
 
+  // The portable number of UM block b; -1 when no managed segment holds any of it.
+  int64_t portable(int64_t b) const {
+    const auto [start, bytes, segment] = managed_part(b);
+    if (!bytes) return -1;
+    return int64_t(place_.at(segment) + uint64_t(b) - (segment >> kBlockShift));
+  }
+  // The UM block of portable block p; -1 when its segment is not live.
+  int64_t um_block(int64_t p) const {
+    auto it = at_place_.upper_bound(uint64_t(p));
+    if (p < 0 || it == at_place_.begin()) return -1;
+    --it;
+    const uint64_t segment = it->second, size = segments_.at(segment);
+    const uint64_t b = (segment >> kBlockShift) + (uint64_t(p) - it->first);
+    return size && b <= (segment + size - 1) >> kBlockShift ? int64_t(b) : -1;
+  }
+  // The portable address of p, a byte of a managed segment (0 elsewhere): its segment's place
+  // (in bytes) plus its offset in the segment.
+  uint64_t portable_address(uint64_t p) const {
+    auto it = segments_.upper_bound(p);
+    if (it == segments_.begin() || p >= std::prev(it)->first + std::prev(it)->second) return 0;
+    const uint64_t segment = std::prev(it)->first;
+    return (place_.at(segment) << kBlockShift) + (p - segment);
+  }
+
   // Discards (to the host: a dead victim dropped; to the GPU: a dead block given fresh pages instead
   // of a copy of its dead contents). The policy chooses a discard only while the block is dead; the
   // choice carries a ticket, the number of allocations made so far. Allocating memory in the block
@@ -202,7 +244,7 @@ class MemoryMap {
   uint64_t allocation_waits() const { return allocation_waits_; }
   uint64_t allocation_holds() const { return allocation_holds_; }
 
-  // The blocks of segments freed since the last call, in the order of the frees.
+  // The blocks (portable numbers) of segments freed since the last call, in the order of the frees.
   std::vector<int64_t> take_released() { return std::exchange(released_, {}); }
   // Whether freed segments are queued (an engine runs); turning it off forgets the queue.
   void track_releases(bool on) {
@@ -261,7 +303,10 @@ class MemoryMap {
   std::unordered_map<int64_t, Discard> pending_;
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0, allocation_holds_ = 0;
   std::condition_variable issuing_done_;  // a taken discard was issued, or given up
-  std::vector<int64_t> released_;  // blocks of freed segments, for take_released
+  std::vector<int64_t> released_;  // blocks of freed segments (portable numbers), for take_released
+  std::unordered_map<uint64_t, uint64_t> place_;  // live segment start -> portable number of its first block
+  std::map<uint64_t, uint64_t> at_place_;         // the same, inverted
+  uint64_t next_place_ = 0;                       // portable number of the next segment's first block
   bool tracking_releases_ = false;
 };
 

@@ -39,6 +39,18 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.managed_part(b);
   }
+  int64_t portable(int64_t b) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.portable(b);
+  }
+  int64_t um_block(int64_t p) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.um_block(p);
+  }
+  uint64_t portable_address(uint64_t p) const {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.portable_address(p);
+  }
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.allocation(p);
@@ -114,6 +126,12 @@ void bind_memory_map(py::module_& m) {
       .def("dead", &MemoryMapUnderTest::dead, py::arg("block"))
       .def("managed_part", &MemoryMapUnderTest::managed_part, py::arg("block"),
            "(start, bytes, segment start) of the block's part inside a managed segment; bytes 0 when none.")
+      .def("portable", &MemoryMapUnderTest::portable, py::arg("block"),
+           "The block's portable number (segments laid out in allocation order); -1 outside managed segments.")
+      .def("um_block", &MemoryMapUnderTest::um_block, py::arg("portable"),
+           "The UM block of a portable number; -1 when its segment is not live.")
+      .def("portable_address", &MemoryMapUnderTest::portable_address, py::arg("pointer"),
+           "The portable address of a byte of a managed segment; 0 elsewhere.")
       .def("allocation", &MemoryMapUnderTest::allocation, py::arg("pointer"),
            "(start, size) of the live allocation holding the pointer, or (0, 0).")
       .def("born", &MemoryMapUnderTest::born, py::arg("start"))

@@ -19,6 +19,7 @@
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
+// - existence: a block that is not memory now (MemoryFacts::exists) is neither prefetched nor mapped.
 // - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
 //   iteration under pressure: blocks the last iteration used in few launches within a short span of
 //   it (the optimizer's state) or, with host_map_indexed, in few launches all of indexed kernels (an
@@ -83,6 +84,9 @@ class MemoryFacts {
  public:
   virtual ~MemoryFacts() = default;
   virtual bool dead(Block b) const = 0;  // no live allocation overlaps the block
+  // The block is memory now. A loaded state names blocks of the run that learned it, some of which
+  // this run has not allocated yet; only existing blocks are prefetched or mapped from the host.
+  virtual bool exists(Block) const { return true; }
   // A move of b without a copy is chosen now, if b is dead: true and the choice's ticket.
   virtual bool choose_discard(Block b, uint64_t& ticket) {
     ticket = 0;
@@ -391,7 +395,7 @@ class Policy {
     std::vector<Block> chosen, back;
     next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, options_.host_map_indexed,
                                   [&](int64_t b) {
-      if (!memory_.dead(Block(b))) chosen.push_back(Block(b));
+      if (memory_.exists(Block(b)) && !memory_.dead(Block(b))) chosen.push_back(Block(b));
     });
     std::vector<uint8_t> stays(host_mapped_.size(), 0);
     for (Block b : chosen) stays[b] = 1;
@@ -417,7 +421,7 @@ class Policy {
   // replacement rule for the launch that needs the block, and the prefetches stop where it refuses.
   void follow(const Schedule::Step& step) {
     for (const Schedule::Move& m : step) {
-      if (m.lead == 0 || resident_[m.block] || host_mapped_[m.block]) continue;
+      if (m.lead == 0 || resident_[m.block] || host_mapped_[m.block] || !memory_.exists(m.block)) continue;
       if (resident_count_ >= capacity_) {
         const Block v = victim(launch_ + m.lead);
         if (v == kNone) return;
@@ -437,7 +441,7 @@ class Policy {
       entry_.clear();
       bool complete = true;
       for (Block b : window_[issued_]) {
-        if (resident_[b] || host_mapped_[b]) continue;
+        if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;
         if (resident_count_ >= capacity_) {
           const Block v = victim(launch_ + issued_ + 1);
           if (v == kNone) {

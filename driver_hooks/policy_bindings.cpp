@@ -34,7 +34,8 @@ const char* move_name(Move m) {
 class DeadSet : public MemoryFacts {
  public:
   bool dead(Block b) const override { return dead_.count(policy->number(b)) != 0; }
-  std::unordered_set<int64_t> dead_;
+  bool exists(Block b) const override { return absent_.count(policy->number(b)) == 0; }
+  std::unordered_set<int64_t> dead_, absent_;
   const Policy* policy = nullptr;
 };
 
@@ -68,6 +69,9 @@ class PolicyUnderTest {
   void set_dead(int64_t number, bool dead) {
     if (dead) facts_.dead_.insert(number); else facts_.dead_.erase(number);
   }
+  void set_absent(int64_t number, bool absent) {
+    if (absent) facts_.absent_.insert(number); else facts_.absent_.erase(number);
+  }
   void learn_fault(int64_t number) { policy_.learn_fault(policy_.block(number)); }
   int64_t next_iteration() { return policy_.next_iteration(); }
   void release(int64_t number) { policy_.release(policy_.block(number)); }
@@ -97,6 +101,8 @@ void bind_policy(py::module_& m) {
       .def("wake", &PolicyUnderTest::wake, py::arg("blocks"),
            "The engine wakes: `blocks` (ascending), those of the live managed segments, become resident.")
       .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))
+      .def("set_absent", &PolicyUnderTest::set_absent, py::arg("block"), py::arg("absent"),
+           "Whether the block is not memory now (MemoryFacts::exists).")
       .def("learn_fault", &PolicyUnderTest::learn_fault, py::arg("block"))
       .def("next_iteration", &PolicyUnderTest::next_iteration)
       .def("release", &PolicyUnderTest::release, py::arg("block"))

@@ -112,6 +112,14 @@ MUTATIONS = {
     "indexed-positions-by-place": (
         "driver_hooks/next_use.hpp", "if (indexed) indexed_.push_back(uint32_t(launch - start_));",
         "if (indexed) indexed_.push_back(uint32_t(execs_.size() - 1));"),
+    "absent-block-prefetched": (
+        "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;",
+        "if (resident_[b] || host_mapped_[b]) continue;"),
+    "absent-block-host-mapped": (
+        "driver_hooks/policy.hpp", "if (memory_.exists(Block(b)) && !memory_.dead(Block(b))) chosen.push_back(Block(b));",
+        "if (!memory_.dead(Block(b))) chosen.push_back(Block(b));"),
+    "portable-number-of-the-later-segment": (
+        "driver_hooks/memory_map.hpp", "if (prev->first + prev->second > lo) it = prev;", "(void)prev;"),
 }
 
 

@@ -75,3 +75,23 @@ def test_hf_trainer_through_deepum_run_equals_the_plain_run(allocator_built, tra
     assert len(stats["per_iteration"]) == STEPS  # enable() marked an iteration at each optimizer step
     assert f"deepum run: hf_trainer.py exited with status 0 after {STEPS} optimizer steps" in managed.stderr
     assert "prefetch coverage" in managed.stderr
+
+
+def test_a_second_run_keeps_what_the_first_learned(allocator_built, transformers_installed, tmp_path):
+    """Two processes of the same script lay their memory out at unrelated addresses; exec IDs and block
+    numbers from portable addresses let the second keep the state the first saved, and train alike."""
+    state = tmp_path / "state.deepum-warm"
+    results = []
+    for run_index in range(2):
+        out, stats_out = tmp_path / f"run{run_index}.json", tmp_path / f"stats{run_index}.json"
+        done = run([sys.executable, "-m", "deepum", "run", "--capacity", CAPACITY, "--max-managed-bytes", FUSE,
+                    "--warm-start", str(state), "--stats-json", str(stats_out), str(SCRIPT), str(out), str(STEPS)])
+        assert done.returncode == 0, done.stderr
+        assert state.is_file()
+        results.append((json.loads(out.read_text()), json.loads(stats_out.read_text())))
+    (first, first_stats), (second, second_stats) = results
+    print(f"trials: {first_stats['warm_start']} then {second_stats['warm_start']}")
+    assert first_stats["warm_start"]["state"] == "cold"
+    trial = second_stats["warm_start"]
+    assert trial["state"] == "kept" and trial["known"] >= trial["launched"] / 2 > 0
+    assert second["digest"] == first["digest"] and second["losses"] == first["losses"]

@@ -6,14 +6,18 @@ nor on memory handed out again after the discard was chosen, nor before every st
 use the memory is done (the choice names them); and an allocation in a block whose issued discard may
 still be running waits for it. The worker issues taken discards without the lock: allocations elsewhere
 go on meanwhile, and one in a block being issued is held until the discard's event exists. Two past
-silent data corruptions came from this logic."""
+silent data corruptions came from this logic.
+
+Portable numbering (a process-independent name for each block: segments laid out in the order they
+were allocated) is checked against the model after every step, and across two layouts of the same
+segments."""
 from __future__ import annotations
 
 import dataclasses
 import threading
 
 import pytest
-from hypothesis import HealthCheck, assume, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -53,7 +57,24 @@ class Model:
         self.issued: dict[int, int] = {}            # block -> event of its latest issued discard nobody waited on
         self.cancelled = 0
         self.waits = 0
-        self.released: list[int] = []
+        self.released: list[int] = []               # portable numbers of released blocks
+        self.place: dict[int, int] = {}             # live segment start -> portable number of its first block
+        self.next_place = 0
+
+    def place_segment(self, start: int, size: int):
+        self.segments[start] = size
+        self.place[start] = self.next_place
+        self.next_place += -(-size // BLOCK_BYTES) + 1
+
+    def numbering_segment(self, block: int) -> int | None:
+        """The segment holding the block's lowest managed byte (None: no managed byte)."""
+        lo, hi = block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES
+        overlapping = [s for s, n in self.segments.items() if s < hi and lo < s + n]
+        return min(overlapping, key=lambda s: max(s, lo)) if overlapping else None
+
+    def portable(self, block: int) -> int:
+        segment = self.numbering_segment(block)
+        return -1 if segment is None else self.place[segment] + block - segment // BLOCK_BYTES
 
     def dead(self, block: int) -> bool:
         lo, hi = block * BLOCK_BYTES, (block + 1) * BLOCK_BYTES
@@ -119,19 +140,21 @@ class MemoryMapMachine(RuleBasedStateMachine):
                           label="units")
         note(f"segment alloc [{address(first):#x}, +{units} units)")
         self.map.on_segment_alloc(address(first), units * UNIT)
-        self.model.segments[address(first)] = units * UNIT
+        self.model.place_segment(address(first), units * UNIT)
 
     @precondition(lambda self: not self.batch_open and self.empty_segments())
     @rule(data=st.data())
     def segment_free(self, data):
         start = data.draw(st.sampled_from(self.empty_segments()), label="segment")
-        size = self.model.segments.pop(start)
+        size = self.model.segments[start]
         note(f"segment free {start:#x}")
         self.map.on_segment_free(start, size)
         for b in blocks_of(start, size):  # the free waits for all work: whole blocks have no users left
             if start <= b * BLOCK_BYTES and (b + 1) * BLOCK_BYTES <= start + size:
                 self.model.last_users.pop(b, None)
-        self.model.released.extend(blocks_of(start, size))
+        self.model.released.extend(self.model.portable(b) for b in blocks_of(start, size)
+                                   if self.model.numbering_segment(b) == start)
+        del self.model.segments[start], self.model.place[start]
 
     @precondition(lambda self: self.free_units_in_segments())
     @rule(data=st.data())
@@ -247,6 +270,22 @@ class MemoryMapMachine(RuleBasedStateMachine):
         for start, (size, _, _) in self.model.live.items():
             for pointer in (start, start + size - 1, start + size):
                 assert tuple(self.map.allocation(pointer)) == self.model.holding(pointer), hex(pointer)
+
+    @invariant()
+    def portable_numbers_agree(self):
+        for b in range(BASE_BLOCK - 1, BASE_BLOCK + BLOCKS + 1):
+            p = self.model.portable(b)
+            assert self.map.portable(b) == p, f"block {b}"
+            if p >= 0:
+                assert self.map.um_block(p) == b, f"portable {p}"
+        live_places = {self.model.place[s] + i: b for s, n in self.model.segments.items()
+                       for i, b in enumerate(blocks_of(s, n))}
+        for p in range(self.model.next_place + 1):
+            assert self.map.um_block(p) == live_places.get(p, -1), f"portable {p}"
+        for start, size in self.model.segments.items():
+            for pointer in (start, start + size - 1):
+                expected = self.model.place[start] * BLOCK_BYTES + pointer - start
+                assert self.map.portable_address(pointer) == expected, hex(pointer)
 
     @invariant()
     def counters_agree(self):
@@ -378,8 +417,44 @@ def test_a_freed_segment_releases_the_blocks_it_covers():
     m.track_releases(True)
     m.on_segment_alloc(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
     m.on_segment_free(block_address(B, BLOCK_BYTES // 2), 2 * BLOCK_BYTES)
-    assert m.take_released() == [B, B + 1, B + 2]
+    assert m.take_released() == [0, 1, 2]  # portable numbers
     assert m.take_released() == []
+
+
+@given(sizes=st.lists(st.integers(1, 5 * BLOCK_BYTES), min_size=1, max_size=5), aligned=st.booleans(),
+       data=st.data())
+@settings(max_examples=100, deadline=None)
+def test_portable_names_do_not_depend_on_where_segments_lie(sizes, aligned, data):
+    """Two processes allocate the same segments in the same order at unrelated addresses: every pointer
+    gets the same portable address in both and, where segments start on block boundaries (managed
+    allocations do), every block the same portable number."""
+    gap = BLOCK_BYTES if aligned else 65536
+    layouts = []
+    for _ in range(2):
+        m, starts, cursor = MemoryMap(), [], BASE
+        for size in sizes:
+            cursor += data.draw(st.integers(0 if starts else 1, 64), label="gap") * gap
+            starts.append(cursor)
+            m.on_segment_alloc(cursor, size)
+            cursor = (cursor + size + BLOCK_BYTES - 1) // BLOCK_BYTES * BLOCK_BYTES if aligned else cursor + size
+        layouts.append((m, starts))
+    (m1, starts1), (m2, starts2) = layouts
+    for size, s1, s2 in zip(sizes, starts1, starts2):
+        for offset in (0, size // 2, size - 1):
+            assert m1.portable_address(s1 + offset) == m2.portable_address(s2 + offset)
+            if aligned:
+                p1, p2 = m1.portable((s1 + offset) // BLOCK_BYTES), m2.portable((s2 + offset) // BLOCK_BYTES)
+                assert p1 == p2 == m1.portable_address(s1 + offset) // BLOCK_BYTES
+
+
+def test_a_segment_in_a_freed_segments_place_gets_new_portable_numbers():
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), 2 * BLOCK_BYTES)
+    assert [m.portable(B), m.portable(B + 1)] == [0, 1]
+    m.on_segment_free(block_address(B), 2 * BLOCK_BYTES)
+    assert m.portable(B) == -1 and m.um_block(0) == -1
+    m.on_segment_alloc(block_address(B), BLOCK_BYTES)
+    assert m.portable(B) == 3 and m.um_block(3) == B and m.um_block(4) == -1
 
 
 def test_without_an_engine_freed_segments_are_not_queued():

@@ -21,7 +21,8 @@ class Pair:
     def __init__(self, mode: str, capacity: int, config: DeepUMConfig, in_machine: bool = False):
         self.in_machine = in_machine
         self.dead: set[int] = set()
-        self.spec = Policy(mode, capacity, config, self.dead.__contains__)
+        self.absent: set[int] = set()
+        self.spec = Policy(mode, capacity, config, self.dead.__contains__, lambda b: b not in self.absent)
         self.native = _native.Policy(mode, capacity, config.to_dict())
 
     def launch(self, exec_id: int, blocks, indexed: bool = False) -> tuple[bool, list]:
@@ -40,6 +41,10 @@ class Pair:
     def set_dead(self, block: int, dead: bool) -> None:
         (self.dead.add if dead else self.dead.discard)(block)
         self.native.set_dead(block, dead)
+
+    def set_absent(self, block: int, absent: bool) -> None:
+        (self.absent.add if absent else self.absent.discard)(block)
+        self.native.set_absent(block, absent)
 
 
 configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 16),
@@ -75,6 +80,8 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
 
     def _launch(self, exec_id, blocks):
         self.over_capacity_until_a_launch = False
+        for b in set(blocks) & self.pair.absent:  # a kernel's blocks are memory
+            self.pair.set_absent(b, False)
         _, moves = self.pair.launch(exec_id, blocks, exec_id < self.indexed_kernels)
         left = {b for move, b in moves if move in ("evict", "discard")}
         assert not left & set(blocks), "a block the running kernel uses was evicted"
@@ -100,6 +107,8 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
     def the_engine_wakes(self, blocks):
         """Once, usually before any launch: the blocks of the live segments become resident."""
         self.woke = self.over_capacity_until_a_launch = True
+        for b in set(blocks) & self.pair.absent:  # the blocks of live segments are memory
+            self.pair.set_absent(b, False)
         self.pair.wake(sorted(blocks))
 
     @rule(block=st.integers(0, UNIVERSE - 1), dead=st.booleans())
@@ -110,6 +119,18 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
     def segment_released(self, block):
         self.pair.spec.release(block)
         self.pair.native.release(block)
+
+    @rule(block=st.integers(0, UNIVERSE - 1), absent=st.booleans())
+    def segment_freed_or_allocated(self, block, absent):
+        """A block stops being memory (its segment freed: released) or becomes memory again."""
+        if absent:
+            self.segment_released(block)
+        self.pair.set_absent(block, absent)
+
+    @invariant()
+    def absent_blocks_are_not_resident(self):
+        if hasattr(self, "pair"):
+            assert not any(self.pair.spec.resident(b) for b in self.pair.absent)
 
     @precondition(lambda self: self.last_blocks)
     @rule(data=st.data())

@@ -105,14 +105,17 @@ class LaunchPlan(NamedTuple):
 
 class Policy:
     """The policy over a GPU of `capacity_blocks` blocks; `dead(block)` says whether no live allocation
-    overlaps a block (it could move without a copy)."""
+    overlaps a block (it could move without a copy), `exists(block)` whether it is memory now (a loaded
+    state names blocks of the run that learned it, some not allocated yet in this one: only existing
+    blocks are prefetched or mapped from the host)."""
 
-    def __init__(self, mode: str, capacity_blocks: int, config: DeepUMConfig, dead: Callable[[int], bool]):
+    def __init__(self, mode: str, capacity_blocks: int, config: DeepUMConfig, dead: Callable[[int], bool],
+                 exists: Callable[[int], bool] = lambda block: True):
         if mode not in MODES:
             raise ValueError(f"unknown policy mode {mode!r}; choose one of {', '.join(MODES)}")
         if capacity_blocks < 1:
             raise ValueError("capacity must hold at least one block")
-        self.mode, self.capacity, self.config, self._dead = mode, capacity_blocks, config, dead
+        self.mode, self.capacity, self.config, self._dead, self._exists = mode, capacity_blocks, config, dead, exists
         self._predictor = self._next_use = self._schedule = None
         if mode == "deepum":
             self._learn_afresh()
@@ -346,7 +349,7 @@ class Policy:
             return
         chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent,
                                                         self.config.host_map_indexed)
-                  if not self._dead(b)}
+                  if self._exists(b) and not self._dead(b)}
         for b in sorted(self._host_mapped - chosen):
             self._host_mapped.discard(b)
             self._moves.append(("map_gpu", b))
@@ -357,7 +360,8 @@ class Policy:
 
     def _follow(self, step) -> None:
         for move in step:
-            if move.lead == 0 or move.block in self._migrated or move.block in self._host_mapped:
+            if (move.lead == 0 or move.block in self._migrated or move.block in self._host_mapped
+                    or not self._exists(move.block)):
                 continue
             if len(self._migrated) >= self.capacity:
                 victim = self._victim(self._launch + move.lead)
@@ -371,7 +375,7 @@ class Policy:
         while self._issued < len(self._window):
             entry, complete = [], True
             for b in self._window[self._issued]:
-                if b in self._migrated or b in self._host_mapped:
+                if b in self._migrated or b in self._host_mapped or not self._exists(b):
                     continue
                 if len(self._migrated) >= self.capacity:
                     victim = self._victim(self._launch + self._issued + 1)
