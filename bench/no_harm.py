@@ -1,7 +1,7 @@
 """Do no harm while learning, in the simulator: deepum's simulated time over um's in every iteration of
 every synthetic workload (defaults, 12 iterations) at 0.75 and 0.5 of the footprint, with the window
-trusted only once the predictor is confident (confident_hits=16) and trusted at once
-(confident_hits=0, the default). The target: at most 1.0 in every iteration.
+trusted only once the predictor is confident (confident_hits=16, the default) and trusted at once
+(confident_hits=0). The target: at most 1.0 in every iteration.
 
 Writes bench/results/no_harm/no_harm.json (command, device, date, per-iteration ratios and their
 maximum per workload, capacity and variant) and prints the worst ratio of each.

@@ -83,12 +83,11 @@ class DeepUMConfig:
                                                     "of each remembered iteration, 4 bytes each, and at most about "
                                                     "100 bytes each while a plan is made; an iteration using more "
                                                     "is not planned from")
-    confident_hits: int = _size(0, 0, 32, "deepum policy: kernel hits (launches the prediction window foresaw) "
-                                            "among the last 32 launches under pressure before the window is "
-                                            "trusted (prefetched and protected from eviction); until then only "
-                                            "each kernel's own blocks are prefetched, just before it; 0 trusts "
-                                            "it at once (the default until a GPU shows a value that helps: "
-                                            "docs/results.md)")
+    confident_hits: int = _size(16, 0, 32, "deepum policy: kernel hits (launches the prediction window foresaw) "
+                                             "among the last 32 launches under pressure before the window is "
+                                             "trusted (prefetched and protected from eviction); until then only "
+                                             "each kernel's own blocks are prefetched, just before it; 0 trusts "
+                                             "it at once (docs/results.md: the first steps on the GPU)")
     host_map_uses: int = _size(4, 0, 16, "deepum policy, under pressure: at each iteration's start, a block the "
                                          "last iteration used in at most this many launches, all within "
                                          "host_map_span_percent of its launches (the optimizer's state), is "
