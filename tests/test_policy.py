@@ -439,6 +439,26 @@ def test_indexed_kernels_map_nothing_beyond_the_span_rule_with_the_knob_off():
     assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(6) and not pair.native.host_mapped(6)
 
 
+def test_a_block_that_is_not_memory_now_is_neither_mapped_nor_prefetched():
+    """As after a warm start, whose state names blocks this run has not allocated yet: block 5 (used
+    briefly last iteration) is not memory at the next iteration's start, so only block 4 is mapped;
+    once memory again, 5 is mapped at the start after that."""
+    pair = _both("deepum", 3, host_map_uses=2, host_map_span_percent=20)
+    _teach(pair, BRIEF, times=1)
+    pair.set_absent(5, True)
+    _, moves = pair.launch(*BRIEF[0])
+    assert ("map_host", 4) in moves and not [m for m in moves if m[1] == 5]
+    for exec_id, blocks in BRIEF[1:]:
+        _, moves = pair.launch(exec_id, [b for b in blocks if b != 5])
+        assert ("prefetch", 5) not in moves and ("populate", 5) not in moves
+    pair.spec.next_iteration()
+    pair.native.next_iteration()
+    pair.set_absent(5, False)
+    _teach(pair, BRIEF, times=1)
+    _, moves = pair.launch(*BRIEF[0])
+    assert ("map_host", 5) in moves
+
+
 def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_zero():
     roomy = _both("deepum", 6, host_map_uses=2, host_map_span_percent=20)
     off = _both("deepum", 3, host_map_uses=0)
