@@ -4,12 +4,18 @@ process (bench/run_all.py's run_train: the guard, deepum's fuse, a timeout).
 
 Two targets of the warm start and of learning without harm:
 - the warm run's first step within TARGET_FIRST_VS_STEADY (1.25x) of its steady step (the median of
-  its steps from STEADY_FROM on);
+  its steps from STEADY_FROM on); reported as measured and past start-up, that is less the one-off
+  cost the first step has in memory too (none's first step less its steady step: CUDA, cuBLAS and
+  cuDNN set-up, lazy module loading, the optimizer state's allocation), which no memory policy
+  removes;
 - no step of the cold run slower than the same step of um (the largest ratio is reported).
 
 Records: <out>/<workload>_{none_full,um_bNN,deepum-cold_bNN,deepum-warm_bNN}.json (train.py records),
 the state file <out>/<workload>.deepum-warm, and <out>/warm_start_gpu.json (command, device, date, per
-workload: step times, the two ratios, the warm run's trial, whether every run trained bitwise like none).
+workload: step times, the ratios, the warm run's trial, whether every run trained bitwise like none).
+<out>/warm_start_gpu.png plots each workload's step times, run by run. --report-only rebuilds both
+from the records in --out (keeping the command, device and date of the runs). matplotlib loads only in
+plot().
 
     python3 bench/warm_start_gpu.py --out bench/results/warm_start/gpu --footprint-from bench/results/sweep_sizes
 """
@@ -48,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
     parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rebuild warm_start_gpu.json from the records in --out without running anything")
     return parser
 
 
@@ -98,14 +106,33 @@ def steady(step_s: list[float]) -> float:
     return statistics.median(step_s[STEADY_FROM:])
 
 
+def run_names(workload: str, budget: float) -> dict[str, str]:
+    """The record names (without .json) of a workload's four runs."""
+    tag = f"b{budget:.2f}"
+    return {"none": run_all.run_name(workload, "none", None), "um": f"{workload}_um_{tag}",
+            "cold": f"{workload}_deepum-cold_{tag}", "warm": f"{workload}_deepum-warm_{tag}"}
+
+
+def recorded_runs(args, workload: str) -> dict[str, dict]:
+    """The workload's records in args.out; a missing or unreadable one counts as failed."""
+    runs = {}
+    for run, name in run_names(workload, args.budget).items():
+        try:
+            runs[run] = json.loads((args.out / f"{name}.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            runs[run] = {"status": "missing"}
+    return runs
+
+
 def summarize(workload: str, runs: dict[str, dict]) -> dict:
     """One workload's figures from its runs (none, um, cold, warm), or its failure."""
     failed = [name for name, record in runs.items() if record.get("status") != "ok"]
     if failed:
         return {"status": "failed", "failed_runs": failed}
-    um, cold, warm = runs["um"]["step_s"], runs["cold"]["step_s"], runs["warm"]["step_s"]
+    none, um, cold, warm = (runs[name]["step_s"] for name in ("none", "um", "cold", "warm"))
     reference = runs["none"]["parameter_sha256"]
     first_vs_steady = warm[0] / steady(warm)
+    start_up = max(0.0, none[0] - steady(none))
     cold_vs_um = [c / u for c, u in zip(cold, um)]
     return {
         "status": "ok",
@@ -115,6 +142,9 @@ def summarize(workload: str, runs: dict[str, dict]) -> dict:
         "warm_first_step_s": warm[0], "warm_steady_step_s": steady(warm),
         "warm_first_vs_steady": first_vs_steady,
         "warm_within_target": first_vs_steady <= TARGET_FIRST_VS_STEADY,
+        "start_up_s": start_up,
+        "warm_first_vs_steady_past_start_up": (warm[0] - start_up) / steady(warm),
+        "warm_vs_cold_by_step": [w / c for w, c in zip(warm, cold)],
         "cold_first_vs_steady": cold[0] / steady(cold),
         "cold_vs_um_by_step": cold_vs_um, "cold_worst_vs_um": max(cold_vs_um),
         "cold_never_slower_than_um": max(cold_vs_um) <= 1.0,
@@ -135,36 +165,76 @@ def warm_start_workload(args, workload: str) -> dict:
     state = args.out / f"{workload}.deepum-warm"
     if not args.dry_run:
         state.unlink(missing_ok=True)
-    tag = f"b{args.budget:.2f}"
-    runs["um"] = _run(args, workload, f"{workload}_um_{tag}", "um", capacity, [])
+    names = run_names(workload, args.budget)
+    runs["um"] = _run(args, workload, names["um"], "um", capacity, [])
     for name in ("cold", "warm"):
-        runs[name] = _run(args, workload, f"{workload}_deepum-{name}_{tag}", "deepum", capacity,
-                          ["--warm-start", str(state)])
+        runs[name] = _run(args, workload, names[name], "deepum", capacity, ["--warm-start", str(state)])
     return {"status": "planned"} if args.dry_run else summarize(workload, runs)
+
+
+RUN_STYLES = {"none": ("in memory", "tab:gray"), "um": ("um", "tab:red"),
+              "cold": ("deepum, cold", "tab:blue"), "warm": ("deepum, warm start", "tab:green")}
+
+
+def plot(results: dict, path: Path) -> None:
+    """Step time by step, one panel per workload that ran, each run a line (log scale)."""
+    shown = {workload: result for workload, result in results.items() if result.get("status") == "ok"}
+    if not shown:
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 3.4), squeeze=False)
+    for ax, (workload, result) in zip(axes[0], shown.items()):
+        for run, (label, color) in RUN_STYLES.items():
+            steps = result["step_s"][run]
+            ax.plot(range(1, len(steps) + 1), steps, marker="o", ms=3, label=label, color=color)
+        ax.set_yscale("log")
+        ax.set_title(f"{workload}: warm first step {result['warm_first_vs_steady']:.2f}x steady", fontsize=9)
+        ax.set_xlabel("step")
+        ax.set_ylabel("step time (s)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     command = run_all.script_command("warm_start_gpu.py", argv)
-    if not run_all.ready_to_run(args):
-        return 1
-    results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
-    if args.dry_run:
-        return 0
-    device = next((r["device"] for r in (json.loads(p.read_text()) for p in args.out.glob("*_none_full.json"))
-                   if r.get("status") == "ok"), None)
-    summary = {"command": command, "device": device,
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    summary_path = args.out / "warm_start_gpu.json"
+    if args.report_only:
+        results = {workload: summarize(workload, recorded_runs(args, workload)) for workload in args.workloads}
+        try:
+            earlier = json.loads(summary_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            earlier = {}
+        header = {key: earlier.get(key) for key in ("command", "device", "date")}
+        header["report_command"], header["report_date"] = command, now
+    else:
+        if not run_all.ready_to_run(args):
+            return 1
+        results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
+        if args.dry_run:
+            return 0
+        device = next((r["device"] for r in (json.loads(p.read_text()) for p in args.out.glob("*_none_full.json"))
+                       if r.get("status") == "ok"), None)
+        header = {"command": command, "device": device, "date": now}
+    summary = {**header, "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
                "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "workloads": results}
-    (args.out / "warm_start_gpu.json").write_text(json.dumps(summary, indent=1))
-    print(f"{'workload':<12} {'warm first/steady':>18} {'cold worst/um':>14} {'trial':>10} {'bitwise':>8}")
+    summary_path.write_text(json.dumps(summary, indent=1))
+    plot(results, args.out / "warm_start_gpu.png")
+    print(f"{'workload':<12} {'warm first/steady':>18} {'past start-up':>14} {'cold worst/um':>14} {'trial':>10} "
+          f"{'bitwise':>8}")
     for workload, result in results.items():
         if result["status"] != "ok":
             print(f"{workload:<12} {result['status']}: {result.get('reason') or result.get('failed_runs')}")
             continue
         trial = (result["warm_trial"] or {}).get("state")
-        print(f"{workload:<12} {result['warm_first_vs_steady']:>18.2f} {result['cold_worst_vs_um']:>14.2f} "
+        print(f"{workload:<12} {result['warm_first_vs_steady']:>18.2f} "
+              f"{result['warm_first_vs_steady_past_start_up']:>14.2f} {result['cold_worst_vs_um']:>14.2f} "
               f"{trial!s:>10} {result['bitwise_equal']!s:>8}")
     return 0
 

@@ -47,12 +47,32 @@ def test_cold_then_warm_beside_um_and_none(stub_train, tmp_path, capsys):
     assert gpt2["status"] == "ok" and gpt2["capacity_bytes"] == 500  # half the probe's footprint
     assert gpt2["warm_first_vs_steady"] == pytest.approx(1.2) and gpt2["warm_within_target"] is True
     assert gpt2["cold_first_vs_steady"] == pytest.approx(3.0)
+    # none's first step costs 0.4 s more than its steady step: past that start-up, 0.2 / 0.5
+    assert gpt2["start_up_s"] == pytest.approx(0.4)
+    assert gpt2["warm_first_vs_steady_past_start_up"] == pytest.approx(0.4)
+    assert gpt2["warm_vs_cold_by_step"] == pytest.approx([0.4, 0.2, 0.5, 1.0, 1.0, 1.0])
     assert gpt2["cold_worst_vs_um"] == pytest.approx(1.25) and gpt2["cold_never_slower_than_um"] is False
     assert gpt2["warm_trial"]["state"] == "kept" and gpt2["bitwise_equal"] is True
     cold = json.loads((out / "gpt2_deepum-cold_b0.50.json").read_text())
     assert cold["argv"][cold["argv"].index("--warm-start") + 1] == str(out / "gpt2.deepum-warm")
     assert record["device"] == "stub" and record["command"].startswith("python3 bench/warm_start_gpu.py --out")
     assert "kept" in capsys.readouterr().out
+
+
+def test_report_only_rebuilds_the_summary_from_the_records(stub_train, tmp_path, capsys):
+    out = tmp_path / "warm"
+    assert warm_start_gpu.main(["--out", str(out), "--workloads", "gpt2", "--steps", "6"]) == 0
+    ran = json.loads((out / "warm_start_gpu.json").read_text())
+    assert warm_start_gpu.main(["--out", str(out), "--workloads", "gpt2", "--report-only"]) == 0
+    rebuilt = json.loads((out / "warm_start_gpu.json").read_text())
+    assert rebuilt["workloads"] == ran["workloads"]
+    assert (rebuilt["command"], rebuilt["date"]) == (ran["command"], ran["date"])
+    assert rebuilt["report_command"].endswith("--report-only")
+    assert (out / "warm_start_gpu.png").stat().st_size > 0
+    (out / "gpt2_deepum-warm_b0.50.json").unlink()
+    assert warm_start_gpu.main(["--out", str(out), "--workloads", "gpt2", "--report-only"]) == 0
+    failed = json.loads((out / "warm_start_gpu.json").read_text())["workloads"]["gpt2"]
+    assert failed == {"status": "failed", "failed_runs": ["warm"]}
 
 
 def test_footprint_from_a_sweep_record_must_be_of_the_same_size(stub_train, tmp_path):
