@@ -75,10 +75,13 @@ class Simulator : private MemoryFacts {
         gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0), capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
         dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0),
-        batched_(trace.blocks, 0) {
+        batched_(trace.blocks, 0), in_a_segment_(trace.blocks, 0) {
     for (size_t b = 0; b < trace.blocks; ++b)
       if (policy_.block(trace.block_number[b]) != Block(b))
         throw std::invalid_argument("block_number must hold each block once");
+    for (size_t i = 0; i < trace.mem_events; ++i)
+      if (MemAction(trace.mem_action[i]) == MemAction::kSegmentAlloc && trace.mem_bytes[i] > 0)
+        for_blocks(trace.mem_address[i], trace.mem_bytes[i], [this](Block b) { in_a_segment_[b] = 1; });
   }
 
   void run() {
@@ -114,6 +117,15 @@ class Simulator : private MemoryFacts {
   }
 
   bool dead(Block b) const override { return allocated_[b] && live_bytes_[b] <= 0; }
+  // A block of the trace is memory unless a segment of the trace holds it and none does now; a block
+  // that only a loaded state names is not.
+  bool exists(Block b) const override {
+    if (size_t(b) >= trace_.blocks) return false;
+    if (!in_a_segment_[b]) return true;
+    const uint64_t lo = uint64_t(trace_.block_number[b]) << kBlockShift;
+    auto it = segments_.lower_bound(lo + kBlockBytes);  // the first segment starting past the block
+    return it != segments_.begin() && std::prev(it)->first + std::prev(it)->second > lo;
+  }
 
   void run_kernel(size_t k) {
     record_ = KernelRecord{now_, now_, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -340,6 +352,13 @@ class Simulator : private MemoryFacts {
     policy_.wake(blocks.data(), blocks.size());
   }
 
+  // Calls f(b) for each block of the trace that [start, start + bytes) overlaps.
+  template <class F>
+  void for_blocks(uint64_t start, uint64_t bytes, F f) const {
+    for (uint64_t number = start >> kBlockShift; number <= (start + bytes - 1) >> kBlockShift; ++number)
+      if (const Block b = find_block(int64_t(number)); b != kNone) f(b);
+  }
+
   Block find_block(int64_t number) const {  // block_number is sorted
     const int64_t* end = trace_.block_number + trace_.blocks;
     const int64_t* it = std::lower_bound(trace_.block_number, end, number);
@@ -362,6 +381,7 @@ class Simulator : private MemoryFacts {
   std::vector<uint8_t> dropped_;           // contents dropped (discarded) and not since rewritten
   std::vector<int64_t> live_bytes_;        // bytes of the block inside live allocations
   std::vector<uint8_t> allocated_;         // the allocator has handed out memory in the block
+  std::vector<uint8_t> in_a_segment_;      // a segment of the trace holds the block at some time
   std::vector<uint8_t> batched_;           // in batch_, waiting to be moved in
   std::vector<Decision> batch_;            // blocks to move in with one run of calls
   double now_ = 0, link_free_s_ = 0, cpu_free_s_ = 0;

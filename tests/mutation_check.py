@@ -118,6 +118,8 @@ MUTATIONS = {
     "absent-block-host-mapped": (
         "driver_hooks/policy.hpp", "if (memory_.exists(Block(b)) && !memory_.dead(Block(b))) chosen.push_back(Block(b));",
         "if (!memory_.dead(Block(b))) chosen.push_back(Block(b));"),
+    "simulator-blocks-always-exist": (
+        "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
     "portable-number-of-the-later-segment": (
         "driver_hooks/memory_map.hpp", "if (prev->first + prev->second > lo) it = prev;", "(void)prev;"),
 }

@@ -383,3 +383,34 @@ def test_sizes_bounded_by_the_trace_replay_as_given(trace, fraction, policy):
     if policy == "oracle":
         assert _same_replay(simulate(trace, policy, 2**62, DeepUMConfig(lookahead=1024)),
                             simulate(trace, policy, trace.footprint_bytes(), DeepUMConfig(lookahead=trace.num_kernels)))
+
+
+def _program_with_a_segment_made_late():
+    """Each iteration: kernels on blocks 0 and 1 (a segment made before the run), then a segment holding
+    block 2 is made, used by one kernel and freed."""
+    writer = TraceWriter(record_memory_events=True)
+    writer.add_mem_event(2, 0, 2 * BLOCK_BYTES)
+    for _ in range(4):
+        writer.begin_iteration()
+        writer.add_kernel(1, "a", 100_000, [0], [512], [False])
+        writer.add_kernel(2, "b", 100_000, [1], [512], [False])
+        writer.add_mem_event(2, 2 * BLOCK_BYTES, BLOCK_BYTES)
+        writer.add_mem_event(0, 2 * BLOCK_BYTES, BLOCK_BYTES)
+        writer.add_kernel(3, "c", 100_000, [2], [512], [True])
+        writer.add_mem_event(1, 2 * BLOCK_BYTES, BLOCK_BYTES)
+        writer.add_mem_event(3, 2 * BLOCK_BYTES, BLOCK_BYTES)
+    return writer.finish()
+
+
+def test_a_block_is_not_prefetched_before_its_segment_exists():
+    """Block 2 follows kernel b every iteration, but its segment is made only after b. A replay
+    warm-started from one that learned this under pressure trusts the prediction from the first launch,
+    and with room for all three blocks only block 2 can ever be missing: it is never prefetched, only
+    demanded, once per iteration."""
+    trace = _program_with_a_segment_made_late()
+    config = DeepUMConfig(confident_hits=0, host_map_uses=0)
+    state = simulate(trace, "deepum", 2 * BLOCK_BYTES, config).learned_state
+    result = simulate(trace, "deepum", 3 * BLOCK_BYTES, config, warm_state=state)
+    assert result.warm_start["state"] == "kept"
+    assert [row["prefetch_bytes"] for row in result.per_iteration] == [0, 0, 0, 0]
+    assert result.demand_prefetch_bytes == 4 * BLOCK_BYTES
