@@ -65,7 +65,7 @@ class MemoryMap {
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (segments_.count(addr)) return;  // already known
+    if (auto it = place_.find(addr); it != place_.end()) at_place_.erase(it->second);  // its free was not seen
     segments_[addr] = size;
     place_[addr] = next_place_;
     at_place_[next_place_] = addr;

@@ -457,6 +457,15 @@ def test_a_segment_in_a_freed_segments_place_gets_new_portable_numbers():
     assert m.portable(B) == 3 and m.um_block(3) == B and m.um_block(4) == -1
 
 
+def test_a_segment_announced_again_at_the_same_start_is_placed_anew():
+    """Its free was not seen: the later size holds, in a new place."""
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), BLOCK_BYTES)
+    m.on_segment_alloc(block_address(B), 3 * BLOCK_BYTES)
+    assert [m.portable(B + i) for i in range(3)] == [2, 3, 4]
+    assert m.um_block(0) == -1 and m.um_block(4) == B + 2
+
+
 def test_without_an_engine_freed_segments_are_not_queued():
     """Between engines nothing drains the queue: it must not grow."""
     m = MemoryMap()
