@@ -233,8 +233,9 @@ class Engine : private MemoryFacts {
     const size_t mappings = order.size();
     for (const Decision& d : plan.moves)
       if (d.move == Move::kEvict || d.move == Move::kDiscard) order.push_back(d);
-    std::sort(order.begin() + mappings, order.end(),
-              [this](const Decision& a, const Decision& b) { return policy_.number(a.block) < policy_.number(b.block); });
+    std::sort(order.begin() + mappings, order.end(), [this](const Decision& a, const Decision& b) {
+      return policy_.number(a.block) < policy_.number(b.block);
+    });
     for (const Decision& d : plan.moves)
       if (d.move == Move::kPrefetch || d.move == Move::kPopulate) order.push_back(d);
     std::vector<Command> commands;

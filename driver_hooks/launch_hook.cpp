@@ -1,7 +1,8 @@
 // The launch hook: a CUPTI driver-API callback on cuLaunchKernel*. It reads the kernel's arguments
 // and derives its execution ID (kernel and grid, and the portable addresses of the allocations its
-// pointer arguments point into: the same in every process of the same script) and its accesses (the 2 MiB UM blocks those allocations cover), records them when a trace or
-// the fault log is on, and hands the launch to the engine.
+// pointer arguments point into: the same in every process of the same script) and its accesses (the
+// 2 MiB UM blocks those allocations cover), records them when a trace or the fault log is on, and
+// hands the launch to the engine.
 #include <cuda.h>
 #include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
 

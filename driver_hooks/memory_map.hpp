@@ -3,14 +3,15 @@
 //
 // Portable numbering names memory alike in every process that allocates its managed segments in the
 // same order and sizes (the same script), wherever each process's address space puts them: segments
-// are placed one after another in the order they were allocated, each from a block boundary and
-// one block past the room its size needs, none ever in a place an earlier one had. A byte's portable address is its offset in its segment plus the
-// segment's place; a UM block's portable number is its index among the blocks its segment spans plus
-// the place >> kBlockShift (the two agree where segments start on block boundaries, as managed
-// allocations do). A UM block that two segments share is numbered in the one holding its lowest
-// managed byte. CUDA-free: the engine uses it
-// with CUDA streams and discard-completion events (worker.hpp), deepum._native with fake ones for
-// tests (memory_map_bindings.cpp, tests/test_memory_map.py).
+// are placed one after another in the order they were allocated, each from a block boundary and one
+// block past the room its size needs, none ever in a place an earlier one had. A byte's portable
+// address is its offset in its segment plus the segment's place; a UM block's portable number is its
+// index among the blocks its segment spans plus the place >> kBlockShift (the two agree where segments
+// start on block boundaries, as managed allocations do). A UM block that two segments share is
+// numbered in the one holding its lowest managed byte.
+//
+// CUDA-free: the engine uses it with CUDA streams and discard-completion events (worker.hpp),
+// deepum._native with fake ones for tests (memory_map_bindings.cpp, tests/test_memory_map.py).
 #pragma once
 #include <algorithm>
 #include <condition_variable>
