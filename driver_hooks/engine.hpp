@@ -141,18 +141,22 @@ class Engine : private MemoryFacts {
   // is not dead: nothing is discarded on a guess.
   bool dead(Block b) const override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    const int64_t n = memory_.um_block(policy_.number(b));
+    const int64_t n = um_block(b);
     return n >= 0 && memory_.dead(n);
   }
   bool choose_discard(Block b, uint64_t& ticket) override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    const int64_t n = memory_.um_block(policy_.number(b));
+    const int64_t n = um_block(b);
     return n >= 0 && memory_.choose_discard(n, ticket, discard_users_);
   }
 
+  // The UM block of the policy's block b; -1 when its segment is not live. The caller holds the
+  // memory map's lock.
+  int64_t um_block(Block b) const { return memory_.um_block(policy_.number(b)); }
+
   bool exists(Block b) const override {
     std::lock_guard<std::mutex> lock(memory_.mutex());
-    return memory_.um_block(policy_.number(b)) >= 0;
+    return um_block(b) >= 0;
   }
 
   // blocks_ = the policy's blocks for UM blocks `numbers` (those outside the managed segments dropped).
@@ -204,7 +208,7 @@ class Engine : private MemoryFacts {
       std::lock_guard<std::mutex> lock(memory_.mutex());
       for (const Decision& d : plan.moves)
         if (d.move == Move::kDemand)
-          if (const int64_t n = memory_.um_block(policy_.number(d.block)); n >= 0) missing.push_back(n);
+          if (const int64_t n = um_block(d.block); n >= 0) missing.push_back(n);
     }
     if (missing.empty()) return;
     CUmemLocation gpu{};
@@ -244,7 +248,7 @@ class Engine : private MemoryFacts {
       // A block whose segment has been freed since the decision has nothing left to move.
       std::lock_guard<std::mutex> lock(memory_.mutex());
       for (const Decision& d : order)
-        if (const int64_t n = memory_.um_block(policy_.number(d.block)); n >= 0) {
+        if (const int64_t n = um_block(d.block); n >= 0) {
           commands.push_back(command(d, n));
           portable.push_back(policy_.number(d.block));
         }

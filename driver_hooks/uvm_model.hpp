@@ -345,10 +345,9 @@ class Simulator : private MemoryFacts {
     waking_ = false;
     std::vector<Block> blocks;
     for (const auto& [start, bytes] : segments_)
-      for (uint64_t number = start >> kBlockShift; number <= (start + bytes - 1) >> kBlockShift; ++number) {
-        const Block b = find_block(int64_t(number));
-        if (b != kNone && (blocks.empty() || blocks.back() != b)) blocks.push_back(b);
-      }
+      for_blocks(start, bytes, [&](Block b) {
+        if (blocks.empty() || blocks.back() != b) blocks.push_back(b);
+      });
     policy_.wake(blocks.data(), blocks.size());
   }
 

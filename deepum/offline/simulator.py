@@ -131,8 +131,8 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     capacity_blocks = min(capacity_blocks, max(1, block_number.size))
     has_mem = trace.has_memory_events
     raw = _native.simulate(
-        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, kernels_indexed(trace), trace.kernel_duration_ns,
-        trace.access_offsets,
+        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, kernels_indexed(trace),
+        trace.kernel_duration_ns, trace.access_offsets,
         dense.astype(np.int32), trace.access_pages, trace.access_write.view(np.uint8), block_number,
         trace.mem_kernel if has_mem else np.zeros(0, np.int64),
         trace.mem_action if has_mem else np.zeros(0, np.int8),
