@@ -29,9 +29,12 @@
 //   then mapped, each ascending.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
-// A warm start (deepum): save_state() gives what the policy has learned (the correlation tables and
-// the remembered iterations of next-use eviction and the schedule, state_io.hpp's layout) and
-// load_state() gives it to a policy before its first launch. The loaded state is on trial: the
+// A warm start (deepum): save_state() gives what the policy has learned (the correlation tables, the
+// remembered iterations of next-use eviction and the schedule, and the blocks mapped from the host;
+// state_io.hpp's layout) and load_state() gives it to a policy before its first launch. Once the state
+// is kept, its mapped blocks join the next iteration's host mapping where they exist and are live: the
+// run's own first iteration allocates and initializes the optimizer's state, so its uses there are
+// not brief. The loaded state is on trial: the
 // policy is under pressure from the first launch (the run that learned it was), and at the end of
 // each of the first kWarmStartTrial iterations the distinct exec IDs it launched are compared with
 // those the state holds: it is kept once at least kWarmStartOverlap of them are known, and forgotten
@@ -252,6 +255,14 @@ class Policy {
     correlation_->tables().save(w);
     if (next_use_) next_use_->rule().save(w, [this](int64_t b) { return number(Block(b)); });
     if (schedule_) schedule_->save(w);
+    std::vector<int64_t> mapped;
+    for (size_t b = 0; b < host_mapped_.size(); ++b)
+      if (host_mapped_[b]) mapped.push_back(number(Block(b)));
+    for (Block b : loaded_mapped_) mapped.push_back(number(b));
+    std::sort(mapped.begin(), mapped.end());
+    mapped.erase(std::unique(mapped.begin(), mapped.end()), mapped.end());
+    w.word(mapped.size());
+    for (int64_t n : mapped) w.signed_word(n);
     return w.take();
   }
 
@@ -272,6 +283,8 @@ class Policy {
       const auto dense = [this](int64_t n) { return block(n); };
       if (next_use_) next_use_->rule().load(r, dense);
       if (schedule_) schedule_->load(r, dense);
+      const size_t mapped = r.count(UINT64_MAX, 1, "mapped blocks");
+      for (size_t i = 0; i < mapped; ++i) loaded_mapped_.push_back(block(r.block()));
       r.finish();
     } catch (...) {
       learn_afresh();
@@ -288,6 +301,7 @@ class Policy {
   // deepum's learners, empty: the correlation prefetcher, next-use eviction (with pre-eviction) and
   // the schedule (when switched on).
   void learn_afresh() {
+    loaded_mapped_.clear();
     auto correlation = std::make_unique<CorrelationPrefetcher>(options_.tables, index_);
     correlation_ = correlation.get();
     prefetcher_ = std::move(correlation);
@@ -388,15 +402,22 @@ class Policy {
     return touched_ > capacity_ || warm_.state == WarmStart::kOnTrial || warm_.state == WarmStart::kKept;
   }
 
-  // Host mapping: the blocks the last iteration used briefly are mapped from the host, those mapped
-  // that no longer qualify migrate again.
+  // Host mapping: the blocks the last iteration used briefly (and, at the first decision after a
+  // loaded state is kept, its mapped blocks) are mapped from the host, those mapped that no longer
+  // qualify migrate again.
   void map_from_host() {
+    std::vector<Block> loaded;
+    if (warm_.state != WarmStart::kOnTrial) loaded.swap(loaded_mapped_);
     if (!next_use_ || options_.host_map_uses == 0 || !under_pressure()) return;
     std::vector<Block> chosen, back;
+    const auto take = [&](Block b) {
+      if (memory_.exists(b) && !memory_.dead(b)) chosen.push_back(b);
+    };
     next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, options_.host_map_indexed,
-                                  [&](int64_t b) {
-      if (memory_.exists(Block(b)) && !memory_.dead(Block(b))) chosen.push_back(Block(b));
-    });
+                                  [&](int64_t b) { take(Block(b)); });
+    for (Block b : loaded) take(b);
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
     std::vector<uint8_t> stays(host_mapped_.size(), 0);
     for (Block b : chosen) stays[b] = 1;
     for (size_t b = 0; b < host_mapped_.size(); ++b)
@@ -543,6 +564,7 @@ class Policy {
   LruEviction lru_;                             // over migrated_
   std::vector<uint8_t> resident_;
   std::vector<uint8_t> host_mapped_;            // mapped from the host (host mapping)
+  std::vector<Block> loaded_mapped_;            // a loaded state's mapped blocks, until mapped once it is kept
   std::vector<int32_t> protect_;                // window entries that need the block
   std::vector<uint64_t> used_by_;               // last launch that used it (0: none yet)
   std::vector<uint8_t> counted_;                // counted in touched_ (used, or resident at the wake)

@@ -116,8 +116,13 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;",
         "if (resident_[b] || host_mapped_[b]) continue;"),
     "absent-block-host-mapped": (
-        "driver_hooks/policy.hpp", "if (memory_.exists(Block(b)) && !memory_.dead(Block(b))) chosen.push_back(Block(b));",
-        "if (!memory_.dead(Block(b))) chosen.push_back(Block(b));"),
+        "driver_hooks/policy.hpp", "if (memory_.exists(b) && !memory_.dead(b)) chosen.push_back(b);",
+        "if (!memory_.dead(b)) chosen.push_back(b);"),
+    "warm-start-mapped-blocks-ignored": (
+        "driver_hooks/policy.hpp", "    for (Block b : loaded) take(b);\n", ""),
+    "warm-start-mapped-blocks-on-trial": (
+        "driver_hooks/policy.hpp", "if (warm_.state != WarmStart::kOnTrial) loaded.swap(loaded_mapped_);",
+        "loaded.swap(loaded_mapped_);"),
     "simulator-blocks-always-exist": (
         "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
     "portable-number-of-the-later-segment": (

@@ -459,6 +459,35 @@ def test_a_block_that_is_not_memory_now_is_neither_mapped_nor_prefetched():
     assert ("map_host", 5) in moves
 
 
+# A run's first iteration: the optimizer's state (blocks 4 and 5) is allocated and initialized in it
+# (exec IDs 30 and 31) before its update, so neither is used briefly there.
+FIRST = BRIEF[:6] + [(30, [4]), (31, [5])] + BRIEF[8:]
+
+
+@pytest.mark.parametrize("foreign", [False, True])
+def test_a_kept_warm_start_maps_the_blocks_its_state_had_mapped_a_start_earlier_than_a_cold_run(foreign):
+    """The state names the blocks mapped when it was saved (4 and 5); the new run's first iteration
+    does not show them as brief, so a cold run maps nothing at the next start, a kept warm start maps
+    them there, and a state still on trial (foreign exec IDs) maps nothing of its own."""
+    config = dict(host_map_uses=2, host_map_span_percent=20, host_map_indexed=False)
+    learned = _both("deepum", 3, **config)
+    _teach(learned, BRIEF, times=2)
+    state = learned.native.save_state()
+    assert learned.spec.save_state() == state
+    first = [(exec_id + 100, blocks) for exec_id, blocks in FIRST] if foreign else FIRST
+    starts = {}
+    for name in ("cold", "warm"):
+        pair = _both("deepum", 3, **config)
+        if name == "warm":
+            pair.spec.load_state(state)
+            pair.native.load_state(state)
+        _launch_all(pair, first)
+        starts[name] = [m for m in pair.launch(*BRIEF[0])[1] if m[0] == "map_host" and m[1] in (4, 5)]
+        assert pair.spec.save_state() == pair.native.save_state()
+    assert starts["cold"] == []
+    assert starts["warm"] == ([] if foreign else [("map_host", 4), ("map_host", 5)])
+
+
 def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_zero():
     roomy = _both("deepum", 6, host_map_uses=2, host_map_span_percent=20)
     off = _both("deepum", 3, host_map_uses=0)

@@ -50,9 +50,12 @@ the replacement rule's among the blocks the running kernel does not use; the pol
 Replacement rules: "next_use" (deepum.specs.next_use, one dead-block look-ahead) and "lru" (least
 recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes first).
 
-**Warm start** (deepum): ``save_state`` gives what the policy has learned (the correlation tables and
-the remembered iterations of next-use eviction and the schedule, in deepum.specs.warm_state's layout)
-and ``load_state`` gives it to a policy before its first launch. The loaded state is on trial: the
+**Warm start** (deepum): ``save_state`` gives what the policy has learned (the correlation tables, the
+remembered iterations of next-use eviction and the schedule, and the blocks mapped from the host, in
+deepum.specs.warm_state's layout) and ``load_state`` gives it to a policy before its first launch. Once
+the state is kept, its mapped blocks join the next iteration's host mapping where they exist and are
+not dead: the run's own first iteration allocates and initializes the optimizer's state, so its uses
+there are not brief. The loaded state is on trial: the
 policy is under pressure from the first launch (the run that learned it was), and at the end of each
 of the first WARM_START_TRIAL iterations the distinct execution IDs it launched are compared with those
 the state holds (its tables' and its remembered iterations'): it is kept once at least
@@ -134,6 +137,7 @@ class Policy:
         self._foresight_start = 1  # launch at which the replacement rule's iteration began
         self._moves: list = []
         self._host_mapped: set[int] = set()  # blocks mapped from the host (host mapping)
+        self._loaded_mapped: list[int] = []  # a loaded state's mapped blocks, until mapped once it is kept
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
 
     # ----------------------------------------------------------------------------------- events
@@ -241,6 +245,7 @@ class Policy:
         for learner in (self._next_use, self._schedule):
             if learner:
                 learner.save(w)
+        w.sequence(sorted(self._host_mapped | set(self._loaded_mapped)))
         return w.bytes()
 
     def load_state(self, data: bytes) -> None:
@@ -257,6 +262,7 @@ class Policy:
             for learner in (self._predictor.tables, self._next_use, self._schedule):
                 if learner:
                     learner.load(r)
+            self._loaded_mapped = [r.block() for _ in range(r.count(None, 1, "mapped blocks"))]
             r.finish()
         except ValueError:
             self._learn_afresh()
@@ -270,6 +276,7 @@ class Policy:
         """deepum's learners, empty: the correlation predictor, next-use eviction (with pre-eviction)
         and the schedule (when switched on)."""
         config = self.config
+        self._loaded_mapped = []
         self._predictor = Predictor(config)
         if config.pre_evict and config.eviction == "next_use":
             self._next_use = NextUseEviction(config.foresight_iterations)
@@ -344,12 +351,16 @@ class Policy:
 
     def _map_from_host(self) -> None:
         """Host mapping: the blocks the last iteration used briefly are mapped from the host, those
-        mapped that no longer qualify migrate again."""
+        mapped that no longer qualify migrate again; a loaded state's mapped blocks join the first
+        decision after it is kept."""
+        loaded = []
+        if self.warm_start["state"] != "on_trial":
+            loaded, self._loaded_mapped = self._loaded_mapped, []
         if not (self._next_use and self.config.host_map_uses and self._under_pressure()):
             return
-        chosen = {b for b in self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent,
-                                                        self.config.host_map_indexed)
-                  if self._exists(b) and not self._dead(b)}
+        brief = self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent,
+                                           self.config.host_map_indexed)
+        chosen = {b for b in [*brief, *loaded] if self._exists(b) and not self._dead(b)}
         for b in sorted(self._host_mapped - chosen):
             self._host_mapped.discard(b)
             self._moves.append(("map_gpu", b))
