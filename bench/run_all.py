@@ -16,6 +16,7 @@ unified-memory runs (deepum's fuse would refuse them anyway); keep sizes modest.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import shlex
 import subprocess
@@ -143,6 +144,72 @@ def workload_sizes(parser: argparse.ArgumentParser, names: list[str], size_items
             parser.error(f"--size for {name}: {exc}")
         checked[name] = flags
     return checked
+
+
+def add_budget_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of a script that trains each workload at one budget beside its references
+    (bench/warm_start_gpu.py, bench/early_steps.py); check_budget_arguments checks them."""
+    parser.add_argument("--workloads", default=",".join(SWEEP_SIZES),
+                        help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
+    parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
+                        help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
+    parser.add_argument("--budget", type=float, default=0.5, help="capacity as a fraction of the footprint (default 0.5)")
+    parser.add_argument("--footprint-from", type=Path, default=None, metavar="FOLDER",
+                        help="a sweep folder whose <workload>_deepum_full.json gives the footprint "
+                             "(default: measure it with an unbudgeted deepum run)")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
+    parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rebuild the summary from the records in --out without running anything")
+
+
+def check_budget_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """add_budget_arguments' arguments, checked: unknown workloads, a budget outside (0, 1] and bad
+    sizes exit with status 2. Every step is measured (no warm-up) and no record is reused."""
+    args.workloads = checked_workloads(parser, args.workloads)
+    if not 0 < args.budget <= 1:
+        parser.error(f"--budget must be in (0, 1], got {args.budget}")
+    args.sizes = workload_sizes(parser, args.workloads, args.size)
+    args.warmup, args.resume = 0, False
+
+
+def sized_args(args, workload: str) -> argparse.Namespace:
+    """train.py's parsed sizing arguments of a workload (for its workload_id)."""
+    parser = argparse.ArgumentParser()
+    workloads.add_arguments(parser)
+    return parser.parse_args(["--workload", workload, *args.sizes[workload]])
+
+
+def footprint(args, workload: str) -> int | None:
+    """Managed bytes one unbudgeted deepum step touches: from --footprint-from's record, or measured."""
+    if args.footprint_from is not None:
+        path = args.footprint_from / f"{run_name(workload, PROBE_MODE, None)}.json"
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SystemExit(f"--footprint-from: cannot read {path}: {exc}") from None
+        if record.get("workload_id") != workloads.workload_id(sized_args(args, workload)):
+            raise SystemExit(f"--footprint-from: {path} is of another size ({record.get('workload_id')})")
+        return record.get("footprint_bytes")
+    probe = run_one(args, workload, PROBE_MODE, None, None)
+    return probe.get("footprint_bytes") if probe.get("status") == "ok" else None
+
+
+def summary_header(out: Path, summary: Path, command: str, report_only: bool) -> dict:
+    """The command, device and date of a budget script's summary file `summary`: this run's (the device
+    from a none record in `out`), or with report_only those of the summary already there, beside the
+    report's own command and date."""
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    if report_only:
+        try:
+            earlier = json.loads(summary.read_text())
+        except (OSError, json.JSONDecodeError):
+            earlier = {}
+        return {**{key: earlier.get(key) for key in ("command", "device", "date")},
+                "report_command": command, "report_date": now}
+    device = next((r["device"] for r in (json.loads(p.read_text()) for p in out.glob("*_none_full.json"))
+                   if r.get("status") == "ok"), None)
+    return {"command": command, "device": device, "date": now}
 
 
 def run_name(workload: str, mode: str, budget: float | None) -> str:

@@ -22,7 +22,6 @@ plot().
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import sys
@@ -33,7 +32,6 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import run_all  # noqa: E402
-import workloads  # noqa: E402
 
 STEADY_FROM = 3
 """The warm run's steady step: the median of its steps from this index (the fourth step) on."""
@@ -43,19 +41,8 @@ TARGET_FIRST_VS_STEADY = 1.25
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=HERE / "results" / "warm_start" / "gpu", help="folder for the records")
-    parser.add_argument("--workloads", default=",".join(run_all.SWEEP_SIZES),
-                        help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
-    parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
-                        help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
-    parser.add_argument("--budget", type=float, default=0.5, help="capacity as a fraction of the footprint (default 0.5)")
-    parser.add_argument("--footprint-from", type=Path, default=None, metavar="FOLDER",
-                        help="a sweep folder whose <workload>_deepum_full.json gives the footprint "
-                             "(default: measure it with an unbudgeted deepum run)")
     parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
-    parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
-    parser.add_argument("--report-only", action="store_true",
-                        help="rebuild warm_start_gpu.json from the records in --out without running anything")
+    run_all.add_budget_arguments(parser)
     return parser
 
 
@@ -64,36 +51,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     exit with status 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.workloads = run_all.checked_workloads(parser, args.workloads)
-    if not 0 < args.budget <= 1:
-        parser.error(f"--budget must be in (0, 1], got {args.budget}")
     if args.steps <= STEADY_FROM:
         parser.error(f"--steps must exceed {STEADY_FROM} so that the warm run has steady steps, got {args.steps}")
-    args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
-    args.warmup, args.resume = 0, False
+    run_all.check_budget_arguments(parser, args)
     return args
-
-
-def footprint(args, workload: str) -> int | None:
-    """Managed bytes one unbudgeted deepum step touches: from --footprint-from's record, or measured."""
-    if args.footprint_from is not None:
-        path = args.footprint_from / f"{run_all.run_name(workload, run_all.PROBE_MODE, None)}.json"
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SystemExit(f"--footprint-from: cannot read {path}: {exc}") from None
-        if record.get("workload_id") != workloads.workload_id(run_all_args(args, workload)):
-            raise SystemExit(f"--footprint-from: {path} is of another size ({record.get('workload_id')})")
-        return record.get("footprint_bytes")
-    probe = run_all.run_one(args, workload, run_all.PROBE_MODE, None, None)
-    return probe.get("footprint_bytes") if probe.get("status") == "ok" else None
-
-
-def run_all_args(args, workload: str) -> argparse.Namespace:
-    """train.py's parsed sizing arguments of a workload (for its workload_id)."""
-    parser = argparse.ArgumentParser()
-    workloads.add_arguments(parser)
-    return parser.parse_args(["--workload", workload, *args.sizes[workload]])
 
 
 def _run(args, workload: str, name: str, mode: str, capacity, extra: list[str]) -> dict:
@@ -158,7 +119,7 @@ def warm_start_workload(args, workload: str) -> dict:
     reason = run_all.unsafe_reason(runs["none"])
     if reason:
         return {"status": "skipped", "reason": reason}
-    size = footprint(args, workload)
+    size = run_all.footprint(args, workload)
     if not size and not args.dry_run:
         return {"status": "failed", "reason": "no footprint"}
     capacity = max(1, int(args.budget * size)) if size else f"<{args.budget:g} x footprint>"
@@ -203,25 +164,16 @@ def plot(results: dict, path: Path) -> None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     command = run_all.script_command("warm_start_gpu.py", argv)
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     summary_path = args.out / "warm_start_gpu.json"
     if args.report_only:
         results = {workload: summarize(workload, recorded_runs(args, workload)) for workload in args.workloads}
-        try:
-            earlier = json.loads(summary_path.read_text())
-        except (OSError, json.JSONDecodeError):
-            earlier = {}
-        header = {key: earlier.get(key) for key in ("command", "device", "date")}
-        header["report_command"], header["report_date"] = command, now
     else:
         if not run_all.ready_to_run(args):
             return 1
         results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
         if args.dry_run:
             return 0
-        device = next((r["device"] for r in (json.loads(p.read_text()) for p in args.out.glob("*_none_full.json"))
-                       if r.get("status") == "ok"), None)
-        header = {"command": command, "device": device, "date": now}
+    header = run_all.summary_header(args.out, summary_path, command, args.report_only)
     summary = {**header, "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
                "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "workloads": results}
     summary_path.write_text(json.dumps(summary, indent=1))

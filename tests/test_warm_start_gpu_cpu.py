@@ -79,12 +79,12 @@ def test_footprint_from_a_sweep_record_must_be_of_the_same_size(stub_train, tmp_
     sweep = tmp_path / "sweep"
     sweep.mkdir()
     args = warm_start_gpu.parse_args(["--workloads", "gpt2", "--footprint-from", str(sweep)])
-    record = {"workload_id": workloads.workload_id(warm_start_gpu.run_all_args(args, "gpt2")), "footprint_bytes": 4096}
+    record = {"workload_id": workloads.workload_id(run_all.sized_args(args, "gpt2")), "footprint_bytes": 4096}
     (sweep / "gpt2_deepum_full.json").write_text(json.dumps(record))
-    assert warm_start_gpu.footprint(args, "gpt2") == 4096
+    assert run_all.footprint(args, "gpt2") == 4096
     (sweep / "gpt2_deepum_full.json").write_text(json.dumps(dict(record, workload_id="gpt2 layers=99")))
     with pytest.raises(SystemExit, match="another size"):
-        warm_start_gpu.footprint(args, "gpt2")
+        run_all.footprint(args, "gpt2")
 
 
 @pytest.mark.parametrize("argv, message", [
