@@ -113,14 +113,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     command = run_all.script_command("early_steps.py", argv)
     summary_path = args.out / "early_steps.json"
-    if args.report_only:
-        results = {workload: recorded(args, workload) for workload in args.workloads}
-    else:
-        if not run_all.ready_to_run(args):
-            return 1
-        results = {workload: measure(args, workload) for workload in args.workloads}
-        if args.dry_run:
-            return 0
+    results = run_all.results_by_workload(args, measure, recorded)
+    if isinstance(results, int):
+        return results
     header = run_all.summary_header(args.out, summary_path, command, args.report_only)
     summary_path.write_text(json.dumps({**header, "budget_fraction": args.budget, "workloads": results}, indent=1))
     print(f"{'workload':<12} {'deepum / um by step (medians of runs)':<40} {'worst':>6} {'bitwise':>8}")

@@ -195,6 +195,18 @@ def footprint(args, workload: str) -> int | None:
     return probe.get("footprint_bytes") if probe.get("status") == "ok" else None
 
 
+def results_by_workload(args, measure, recorded) -> dict | int:
+    """A budget script's result per workload: recorded(args, workload) with --report-only, else
+    measure(args, workload) once the native libraries are built; instead, the exit status when there
+    is nothing to write (the build failed: 1; a dry run: 0)."""
+    if args.report_only:
+        return {workload: recorded(args, workload) for workload in args.workloads}
+    if not ready_to_run(args):
+        return 1
+    results = {workload: measure(args, workload) for workload in args.workloads}
+    return 0 if args.dry_run else results
+
+
 def summary_header(out: Path, summary: Path, command: str, report_only: bool) -> dict:
     """The command, device and date of a budget script's summary file `summary`: this run's (the device
     from a none record in `out`), or with report_only those of the summary already there, beside the

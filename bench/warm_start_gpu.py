@@ -114,6 +114,11 @@ def summarize(workload: str, runs: dict[str, dict]) -> dict:
     }
 
 
+def recorded_summary(args, workload: str) -> dict:
+    """A workload's figures from its records in args.out (--report-only)."""
+    return summarize(workload, recorded_runs(args, workload))
+
+
 def warm_start_workload(args, workload: str) -> dict:
     runs = {"none": _run(args, workload, run_all.run_name(workload, "none", None), "none", None, [])}
     reason = run_all.unsafe_reason(runs["none"])
@@ -165,14 +170,9 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     command = run_all.script_command("warm_start_gpu.py", argv)
     summary_path = args.out / "warm_start_gpu.json"
-    if args.report_only:
-        results = {workload: summarize(workload, recorded_runs(args, workload)) for workload in args.workloads}
-    else:
-        if not run_all.ready_to_run(args):
-            return 1
-        results = {workload: warm_start_workload(args, workload) for workload in args.workloads}
-        if args.dry_run:
-            return 0
+    results = run_all.results_by_workload(args, warm_start_workload, recorded_summary)
+    if isinstance(results, int):
+        return results
     header = run_all.summary_header(args.out, summary_path, command, args.report_only)
     summary = {**header, "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
                "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "workloads": results}
