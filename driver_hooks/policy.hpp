@@ -33,12 +33,11 @@
 // remembered iterations of next-use eviction and the schedule, and the blocks mapped from the host;
 // state_io.hpp's layout) and load_state() gives it to a policy before its first launch. Once the state
 // is kept, its mapped blocks join the next iteration's host mapping where they exist and are live: the
-// run's own first iteration allocates and initializes the optimizer's state, so its uses there are
-// not brief. The loaded state is on trial: the
-// policy is under pressure from the first launch (the run that learned it was), and at the end of
-// each of the first kWarmStartTrial iterations the distinct exec IDs it launched are compared with
-// those the state holds: it is kept once at least kWarmStartOverlap of them are known, and forgotten
-// (the policy learns afresh) if no trial iteration reaches that.
+// run's own first iteration allocates and initializes the optimizer's state, so its uses there are not
+// brief. The loaded state is on trial: the policy is under pressure from the first launch (the run that
+// learned it was), and at the end of each of the first kWarmStartTrial iterations the distinct exec IDs
+// it launched are compared with those the state holds: it is kept once at least kWarmStartOverlap of
+// them are known, and forgotten (the policy learns afresh) if no trial iteration reaches that.
 #pragma once
 #include <algorithm>
 #include <array>

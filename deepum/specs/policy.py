@@ -53,14 +53,14 @@ recently migrated; a dead block among the first LRU_DEAD_SEARCH candidates goes 
 **Warm start** (deepum): ``save_state`` gives what the policy has learned (the correlation tables, the
 remembered iterations of next-use eviction and the schedule, and the blocks mapped from the host, in
 deepum.specs.warm_state's layout) and ``load_state`` gives it to a policy before its first launch. Once
-the state is kept, its mapped blocks join the next iteration's host mapping where they exist and are
-not dead: the run's own first iteration allocates and initializes the optimizer's state, so its uses
-there are not brief. The loaded state is on trial: the
-policy is under pressure from the first launch (the run that learned it was), and at the end of each
-of the first WARM_START_TRIAL iterations the distinct execution IDs it launched are compared with those
-the state holds (its tables' and its remembered iterations'): it is kept once at least
-WARM_START_OVERLAP of them are known, and forgotten if no trial iteration reaches that: the policy then
-learns afresh (the resident blocks stay, known to the new replacement rule).
+the state is kept, its mapped blocks join the next iteration's host mapping where they exist and are not
+dead: the run's own first iteration allocates and initializes the optimizer's state, so its uses there
+are not brief. The loaded state is on trial: the policy is under pressure from the first launch (the run
+that learned it was), and at the end of each of the first WARM_START_TRIAL iterations the distinct
+execution IDs it launched are compared with those the state holds (its tables' and its remembered
+iterations'): it is kept once at least WARM_START_OVERLAP of them are known, and forgotten if no trial
+iteration reaches that: the policy then learns afresh (the resident blocks stay, known to the new
+replacement rule).
 """
 from __future__ import annotations
 
