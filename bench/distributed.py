@@ -214,13 +214,7 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
     model = wrap(torch, args.parallel, workload, device, args.bucket_memory)
     optimizer = workload.make_optimizer(torch, model)
 
-    def step(batch):
-        optimizer.zero_grad(set_to_none=False)
-        loss = workload.loss_fn(model, batch)
-        loss.backward()
-        optimizer.step()
-        return loss
-
+    step = bench_train.training_step(workload, model, optimizer, zero_grad_to_none=False)
     step_s, losses = bench_train.timed_steps(args.steps, device, make_batch, step, synchronize, f"rank {args.rank} ")
     stats = deepum.stats()
     per_iteration = stats.get("per_iteration", [])

@@ -95,13 +95,7 @@ def run_variant(args) -> dict:
         optimizer = workload.make_optimizer(torch, model)
         prefetching = args.variant == "deepum-prefetched"
 
-        def step(batch):
-            optimizer.zero_grad(set_to_none=True)
-            loss = workload.loss_fn(model, batch)
-            loss.backward()
-            optimizer.step()
-            return loss
-
+        step = bench_train.training_step(workload, model, optimizer)
         prefetched = prefetch_managed_segments(torch) if prefetching else 0
         step_s, _ = bench_train.timed_steps(1, "cuda", workload.make_batch, step, torch.cuda.synchronize)
         prefetched += prefetch_managed_segments(torch) if prefetching else 0

@@ -44,6 +44,7 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -252,6 +253,23 @@ class OffloadCounter:
         return self.offload.pack_hook(tensor)
 
 
+def training_step(workload, model, optimizer, zero_grad_to_none: bool = True, forward_scope=None):
+    """One whole training step of `workload` as a function of its batch: zero_grad, the loss (computed
+    inside `forward_scope`, a reusable context manager, when given), backward, the optimizer step;
+    returns the loss."""
+    scope = forward_scope if forward_scope is not None else contextlib.nullcontext()
+
+    def step(batch):
+        optimizer.zero_grad(set_to_none=zero_grad_to_none)
+        with scope:
+            loss = workload.loss_fn(model, batch)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> tuple[list, list]:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
@@ -279,17 +297,8 @@ def train(torch, args, workload, device: str) -> dict:
     model, optimizer = training.model, training.optimizer
     offload = OffloadCounter(torch) if args.mode == "save_on_cpu" else None
 
-    def step(batch):
-        optimizer.zero_grad(set_to_none=training.zero_grad_to_none)
-        if offload is None:
-            loss = workload.loss_fn(model, batch)
-        else:
-            with offload.hooks:
-                loss = workload.loss_fn(model, batch)
-        loss.backward()
-        optimizer.step()
-        return loss
-
+    step = training_step(workload, model, optimizer, training.zero_grad_to_none,
+                         offload.hooks if offload else None)
     step_s, losses = timed_steps(args.steps, device, workload.make_batch, step, synchronize)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
