@@ -185,6 +185,9 @@ class NextUseEviction {
       for (uint64_t id : history_[slot(i)].execs) f(id);
   }
 
+  // The block victim() chose at `launch` stays resident: a candidate again.
+  void spare(int64_t block, uint64_t launch) { push(block, at(block), launch); }
+
   // The resident block foreseen last (ties: the least recently arrived) among those `may_go`
   // allows; among the first `dead_search` of them, the first `dead` one (dropped without a copy)
   // is preferred. With need_at > 0 (a prefetch for the kernel of that launch), no block foreseen

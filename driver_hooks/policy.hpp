@@ -23,10 +23,13 @@
 // - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
 //   iteration under pressure: blocks the last iteration used in few launches within a short span of
 //   it (the optimizer's state) or, with host_map_indexed, in few launches all of indexed kernels (an
-//   embedding table: its lookups and its sparse update) are mapped from the host (a resident one
-//   leaves with a copy; while mapped, none is demanded, prefetched or counted resident: its kernels
-//   use it over the link), and mapped blocks that no longer qualify migrate again; given back first,
-//   then mapped, each ascending.
+//   embedding table: its lookups and its sparse update) are mapped from the host (while mapped, none
+//   is demanded, prefetched or counted resident: its kernels use it over the link), and mapped blocks
+//   that no longer qualify migrate again; given back first, then mapped, each ascending. A chosen
+//   block that is resident stays so until room is needed: such blocks are then the victims
+//   (ascending, any but the running kernel's) unless the replacement rule's victim is dead, each
+//   mapped as it leaves with the eviction's copy (dead by then: evicted as any other), so mapping
+//   moves nothing in an iteration that lacks no room.
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables, the
@@ -102,7 +105,8 @@ enum class Move : uint8_t {
   kDiscard,   // to the host without a copy (dead)
   kPrefetch,  // to the GPU, with a copy
   kPopulate,  // to the GPU as fresh pages (dead)
-  kMapHost,   // mapped from the host: kernels use it over the link (a resident block leaves with a copy)
+  kMapHost,   // mapped from the host: kernels use it over the link (a resident block leaves with a copy:
+              // one evicted that was chosen for mapping)
   kMapGpu,    // migrated again (no move now: it comes back on demand)
 };
 
@@ -232,6 +236,7 @@ class Policy {
   void release(Block b) {
     if (size_t(b) >= resident_.size()) return;
     host_mapped_[b] = 0;
+    map_when_evicted_[b] = 0;
     if (!resident_[b]) return;
     leave(b);
   }
@@ -256,7 +261,7 @@ class Policy {
     if (schedule_) schedule_->save(w);
     std::vector<int64_t> mapped;
     for (size_t b = 0; b < host_mapped_.size(); ++b)
-      if (host_mapped_[b]) mapped.push_back(number(Block(b)));
+      if (host_mapped_[b] || map_when_evicted_[b]) mapped.push_back(number(Block(b)));
     for (Block b : loaded_mapped_) mapped.push_back(number(b));
     std::sort(mapped.begin(), mapped.end());
     mapped.erase(std::unique(mapped.begin(), mapped.end()), mapped.end());
@@ -354,6 +359,7 @@ class Policy {
     const size_t n = std::max(size_t(b) + 1, resident_.size() * 2);
     resident_.resize(n, 0);
     host_mapped_.resize(n, 0);
+    map_when_evicted_.resize(n, 0);
     protect_.resize(n, 0);
     used_by_.resize(n, 0);
     touched_in_.resize(n, 0);
@@ -430,9 +436,16 @@ class Policy {
       host_mapped_[b] = 0;
       plan_.moves.push_back({Move::kMapGpu, b, 0});
     }
+    std::fill(map_when_evicted_.begin(), map_when_evicted_.end(), 0);
+    map_queue_.clear();
+    map_queue_head_ = 0;
     for (Block b : chosen) {
+      if (resident_[b]) {
+        map_when_evicted_[b] = 1;
+        map_queue_.push_back(b);
+        continue;
+      }
       host_mapped_[b] = 1;
-      if (resident_[b]) leave(b);
       plan_.moves.push_back({Move::kMapHost, b, 0});
     }
   }
@@ -482,12 +495,32 @@ class Policy {
   }
 
   // need_at > 0: a victim for a prefetch for that launch (none when the rule refuses).
+  // A victim: the replacement rule's if it is dead (no copy), else a block waiting to be mapped from
+  // the host (its next use reads it over the link), else the rule's.
   Block victim(uint64_t need_at) {
+    const Block waiting = to_map_when_evicted();
+    const Block chosen = ruled_victim(need_at);
+    if (waiting == kNone || (chosen != kNone && invalidates() && memory_.dead(chosen))) return chosen;
+    if (chosen != kNone) next_use_->rule().spare(chosen, launch_);
+    return waiting;
+  }
+
+  Block ruled_victim(uint64_t need_at) {
     const bool sparing = spares_window();
     const bool ruled = replacement_ && (sparing || options_.mode == Mode::kOracle);
     const Block chosen = (ruled ? *replacement_ : lru_).victim(launch_, Asking(*this, sparing && confident_, true), need_at);
     if (chosen != kNone || need_at > 0 || !(ruled || sparing)) return chosen;
     return lru_.victim(launch_, Asking(*this, false, false), 0);  // the rule found nothing: the driver's rule
+  }
+
+  // The first block chosen for host mapping while resident that the running kernel does not use.
+  Block to_map_when_evicted() {
+    while (map_queue_head_ < map_queue_.size() && !map_when_evicted_[map_queue_[map_queue_head_]]) ++map_queue_head_;
+    for (size_t i = map_queue_head_; i < map_queue_.size(); ++i) {
+      const Block b = map_queue_[i];
+      if (map_when_evicted_[b] && used_by_[b] != launch_) return b;
+    }
+    return kNone;
   }
 
   // The resident blocks as one way of asking sees them: sparing the window or not, dead blocks first
@@ -537,6 +570,14 @@ class Policy {
 
   void evict(Block b) {
     leave(b);
+    if (map_when_evicted_[b]) {
+      map_when_evicted_[b] = 0;
+      if (!memory_.dead(b)) {
+        host_mapped_[b] = 1;
+        plan_.moves.push_back({Move::kMapHost, b, 0});
+        return;
+      }
+    }
     uint64_t ticket = 0;
     plan_.moves.push_back({invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict, b, ticket});
   }
@@ -563,6 +604,9 @@ class Policy {
   LruEviction lru_;                             // over migrated_
   std::vector<uint8_t> resident_;
   std::vector<uint8_t> host_mapped_;            // mapped from the host (host mapping)
+  std::vector<uint8_t> map_when_evicted_;       // chosen for host mapping while resident
+  std::vector<Block> map_queue_;                // those blocks as chosen, ascending (some left since)
+  size_t map_queue_head_ = 0;                   // map_queue_ before it holds none still chosen
   std::vector<Block> loaded_mapped_;            // a loaded state's mapped blocks, until mapped once it is kept
   std::vector<int32_t> protect_;                // window entries that need the block
   std::vector<uint64_t> used_by_;               // last launch that used it (0: none yet)

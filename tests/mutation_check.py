@@ -123,6 +123,23 @@ MUTATIONS = {
     "warm-start-mapped-blocks-on-trial": (
         "driver_hooks/policy.hpp", "if (warm_.state != WarmStart::kOnTrial) loaded.swap(loaded_mapped_);",
         "loaded.swap(loaded_mapped_);"),
+    "host-map-resident-at-once": (
+        "driver_hooks/policy.hpp", "      if (resident_[b]) {\n        map_when_evicted_[b] = 1;\n        map_queue_.push_back(b);\n        continue;\n      }\n",
+        "      if (resident_[b]) leave(b);\n"),
+    "host-map-dead-when-evicted": (
+        "driver_hooks/policy.hpp", "      if (!memory_.dead(b)) {\n        host_mapped_[b] = 1;",
+        "      {\n        host_mapped_[b] = 1;"),
+    "host-map-waiting-before-a-dead-victim": (
+        "driver_hooks/policy.hpp", "if (waiting == kNone || (chosen != kNone && invalidates() && memory_.dead(chosen))) return chosen;",
+        "if (waiting == kNone) return chosen;"),
+    "host-map-waiting-after-the-rule": (
+        "driver_hooks/policy.hpp", "    return waiting;\n  }", "    return chosen != kNone ? chosen : waiting;\n  }"),
+    "next-use-spare-forgotten": (
+        "driver_hooks/next_use.hpp", "void spare(int64_t block, uint64_t launch) { push(block, at(block), launch); }",
+        "void spare(int64_t, uint64_t) {}"),
+    "warm-start-map-when-evicted-unsaved": (
+        "driver_hooks/policy.hpp", "if (host_mapped_[b] || map_when_evicted_[b]) mapped.push_back",
+        "if (host_mapped_[b]) mapped.push_back"),
     "simulator-blocks-always-exist": (
         "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
     "portable-number-of-the-later-segment": (

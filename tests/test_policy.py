@@ -376,13 +376,20 @@ def test_blocks_woken_between_iterations_are_foreseen_from_the_next_launch():
 BRIEF = [(20 + i, [i % 4, (i + 1) % 4]) for i in range(8)] + [(28, [4]), (29, [4, 5])]
 
 
+def _launches(pair: Pair, launches) -> list:
+    """Each of `launches`, exec IDs from INDEXED on indexed; the moves of all, in order."""
+    return [move for exec_id, blocks in launches for move in pair.launch(exec_id, blocks, exec_id >= INDEXED)[1]]
+
+
 def test_blocks_used_briefly_are_mapped_from_the_host_and_migrate_again_once_their_uses_spread():
     pair = _both("deepum", 3, host_map_uses=2, host_map_span_percent=20)
     _teach(pair, BRIEF, times=1)
-    _, moves = pair.launch(*BRIEF[0])
-    assert moves[:2] == [("map_host", 4), ("map_host", 5)]
+    # 4 and 5 are resident when chosen: they are the victims that make room for 1, then 2 (ascending),
+    # each mapped as it leaves.
+    moves = _launches(pair, BRIEF[:2])
+    assert [m for m in moves if m[1] in (4, 5)] == [("map_host", 4), ("map_host", 5)]
     assert not pair.spec.resident(4) and pair.spec.host_mapped(4) and pair.native.host_mapped(5)
-    for exec_id, blocks in BRIEF[1:]:
+    for exec_id, blocks in BRIEF[2:]:
         _, moves = pair.launch(exec_id, blocks)
         assert not {b for _, b in moves} & {4, 5}, "a host-mapped block was demanded or prefetched"
     pair.spec.next_iteration()
@@ -401,6 +408,43 @@ def test_blocks_used_briefly_are_mapped_from_the_host_and_migrate_again_once_the
     assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(4)
 
 
+def test_a_resident_block_chosen_for_host_mapping_moves_only_when_room_is_needed():
+    """After an iteration under pressure, a shorter one (a smaller bucket of sequence lengths) fits:
+    blocks 4 and 5, chosen for mapping, stay resident and nothing moves; a launch that then needs room
+    maps its victim among them in place of evicting it."""
+    pair = _both("deepum", 5, host_map_uses=2, host_map_span_percent=20)
+    _teach(pair, BRIEF, times=1)
+    assert _launches(pair, [(21, [1, 2]), (22, [2, 3]), (28, [4]), (29, [4, 5])]) == []
+    for policy in (pair.spec, pair.native):
+        assert policy.resident(4) and policy.resident(5) and not policy.host_mapped(4) and not policy.host_mapped(5)
+    assert _launches(pair, [(20, [0, 1])]) == [("demand", 0), ("map_host", 4)]
+    assert pair.spec.host_mapped(4) and pair.native.host_mapped(4) and not pair.spec.host_mapped(5)
+
+
+@pytest.mark.parametrize("dead", [False, True])
+def test_a_dead_victim_leaves_before_a_block_waiting_to_be_mapped(dead):
+    """Block 7 (woken, used nowhere) is the replacement rule's victim: dead, it goes first without a
+    copy; live, the blocks waiting to be mapped (4, 5) go before it."""
+    pair = _both("deepum", 5, host_map_uses=2, host_map_span_percent=20)
+    _teach(pair, BRIEF, times=1)
+    _launches(pair, [(21, [1, 2]), (22, [2, 3]), (28, [4]), (29, [4, 5])])
+    pair.wake([7])
+    pair.set_dead(7, dead)
+    victims = [("discard", 7), ("map_host", 4)] if dead else [("map_host", 4), ("map_host", 5)]
+    assert _launches(pair, [(20, [0, 1])]) == [("demand", 0)] + victims
+
+
+def test_a_block_chosen_for_host_mapping_that_dies_while_resident_is_evicted_without_a_mapping():
+    pair = _both("deepum", 5, host_map_uses=2, host_map_span_percent=20)
+    _teach(pair, BRIEF, times=1)
+    _launches(pair, [(21, [1, 2]), (22, [2, 3])])
+    pair.set_dead(4, True)
+    pair.set_dead(5, True)
+    moves = _launches(pair, [(20, [0, 1])])
+    assert moves[0] == ("demand", 0) and moves[1] in (("discard", 4), ("discard", 5))
+    assert not pair.spec.host_mapped(moves[1][1]) and not pair.native.host_mapped(moves[1][1])
+
+
 # An embedding table (block 6) looked up by the iteration's first launch and updated sparsely by its
 # last, both indexed kernels, around dense launches over blocks 0..3: two uses spanning all of it.
 INDEXED = 40
@@ -408,10 +452,8 @@ TABLE = [(INDEXED, [6])] + [(20 + i, [i % 4, (i + 1) % 4]) for i in range(8)] + 
 
 
 def _launch_all(pair: Pair, iteration) -> list:
-    """Each launch of `iteration`, exec IDs from INDEXED on indexed; the moves of all, in order."""
-    moves = []
-    for exec_id, blocks in iteration:
-        moves += pair.launch(exec_id, blocks, exec_id >= INDEXED)[1]
+    """The whole of `iteration` (see _launches), then the next one starts."""
+    moves = _launches(pair, iteration)
     pair.spec.next_iteration()
     pair.native.next_iteration()
     return moves
@@ -422,9 +464,10 @@ def test_a_block_only_indexed_kernels_use_is_mapped_whatever_its_span(dense_use)
     iteration = [(k, b + [6] if dense_use and k == 23 else b) for k, b in TABLE]
     pair = _both("deepum", 3, host_map_uses=3, host_map_span_percent=20, host_map_indexed=True)
     _launch_all(pair, iteration)
-    moves = _launch_all(pair, iteration)
+    moves = _launch_all(pair, iteration) + _launch_all(pair, iteration)
     # Block 5 is used by the last launch alone (brief, mapped either way); block 6 by two indexed
-    # kernels ten launches apart, and, with dense_use, by a dense kernel between them too.
+    # kernels ten launches apart, and, with dense_use, by a dense kernel between them too. Both are
+    # resident when chosen, and mapped once evicted.
     assert pair.spec.host_mapped(5) and pair.native.host_mapped(5)
     assert pair.spec.host_mapped(6) == pair.native.host_mapped(6) == (not dense_use)
     assert (("map_host", 6) in moves) == (not dense_use)
@@ -446,17 +489,16 @@ def test_a_block_that_is_not_memory_now_is_neither_mapped_nor_prefetched():
     pair = _both("deepum", 3, host_map_uses=2, host_map_span_percent=20)
     _teach(pair, BRIEF, times=1)
     pair.set_absent(5, True)
-    _, moves = pair.launch(*BRIEF[0])
-    assert ("map_host", 4) in moves and not [m for m in moves if m[1] == 5]
-    for exec_id, blocks in BRIEF[1:]:
+    moves = _launches(pair, BRIEF[:2])
+    assert ("map_host", 4) in moves and ("map_host", 5) not in moves
+    for exec_id, blocks in BRIEF[2:]:
         _, moves = pair.launch(exec_id, [b for b in blocks if b != 5])
         assert ("prefetch", 5) not in moves and ("populate", 5) not in moves
     pair.spec.next_iteration()
     pair.native.next_iteration()
     pair.set_absent(5, False)
     _teach(pair, BRIEF, times=1)
-    _, moves = pair.launch(*BRIEF[0])
-    assert ("map_host", 5) in moves
+    assert ("map_host", 5) in _launches(pair, BRIEF[:2])
 
 
 # A run's first iteration: the optimizer's state (blocks 4 and 5) is allocated and initialized in it
@@ -482,7 +524,7 @@ def test_a_kept_warm_start_maps_the_blocks_its_state_had_mapped_a_start_earlier_
             pair.spec.load_state(state)
             pair.native.load_state(state)
         _launch_all(pair, first)
-        starts[name] = [m for m in pair.launch(*BRIEF[0])[1] if m[0] == "map_host" and m[1] in (4, 5)]
+        starts[name] = [m for m in _launches(pair, BRIEF[:2]) if m[0] == "map_host" and m[1] in (4, 5)]
         assert pair.spec.save_state() == pair.native.save_state()
     assert starts["cold"] == []
     assert starts["warm"] == ([] if foreign else [("map_host", 4), ("map_host", 5)])

@@ -194,6 +194,11 @@ class NextUseEviction:
         self._blocks[chosen].queued = False
         return chosen
 
+    def spare(self, block: int, launch: int) -> None:
+        """The block victim() chose at `launch` stays resident: a candidate again."""
+        b = self._blocks[block]
+        b.queued, b.next_use = True, self._foresee(b, launch)
+
     def _foresee_queued(self, launch: int) -> None:
         for block in self._blocks.values():
             if block.queued:

@@ -31,11 +31,14 @@ iteration under pressure, before step 1: the blocks the last iteration used in a
 ``host_map_uses`` launches, all within ``host_map_span_percent`` of its launches (the optimizer's
 state: touched once per step, between long gaps) or, with ``host_map_indexed``, all by indexed kernels
 whatever their span (an embedding table: its lookups and its sparse update read and write only the rows
-they name), and not dead, are mapped from the host (``map_host``:
-a resident one leaves with a copy, and none is demanded, prefetched or counted resident while mapped:
-its kernels read and write it over the link); mapped blocks that no longer qualify are given back to
-migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks mapped,
-each ascending.
+they name), and not dead, are mapped from the host (``map_host``; none is demanded, prefetched or counted resident while
+mapped: its kernels read and write it over the link); mapped blocks that no longer qualify are given
+back to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
+mapped, each ascending. A chosen block that is resident stays so until room is needed: such blocks
+are then the victims (ascending, any but the running kernel's; its next use reads it over the link)
+unless the replacement rule's victim is dead (it leaves without a copy), and each is mapped as it leaves
+(``map_host`` in place of ``evict``, with the eviction's copy); one that is dead by then is evicted as
+any other. So mapping moves nothing in an iteration that lacks no room.
 
 **Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
 until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
@@ -137,6 +140,7 @@ class Policy:
         self._foresight_start = 1  # launch at which the replacement rule's iteration began
         self._moves: list = []
         self._host_mapped: set[int] = set()  # blocks mapped from the host (host mapping)
+        self._map_when_evicted: list[int] = []  # chosen for host mapping while resident, ascending
         self._loaded_mapped: list[int] = []  # a loaded state's mapped blocks, until mapped once it is kept
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
 
@@ -222,6 +226,8 @@ class Policy:
         """The block's memory went back to the system (its segment was freed)."""
         self._migrated.pop(block, None)
         self._host_mapped.discard(block)
+        if block in self._map_when_evicted:
+            self._map_when_evicted.remove(block)
 
     def resident(self, block: int) -> bool:
         return block in self._migrated
@@ -245,7 +251,7 @@ class Policy:
         for learner in (self._next_use, self._schedule):
             if learner:
                 learner.save(w)
-        w.sequence(sorted(self._host_mapped | set(self._loaded_mapped)))
+        w.sequence(sorted(self._host_mapped | set(self._map_when_evicted) | set(self._loaded_mapped)))
         return w.bytes()
 
     def load_state(self, data: bytes) -> None:
@@ -364,9 +370,9 @@ class Policy:
         for b in sorted(self._host_mapped - chosen):
             self._host_mapped.discard(b)
             self._moves.append(("map_gpu", b))
-        for b in sorted(chosen - self._host_mapped):
+        self._map_when_evicted = sorted(b for b in chosen - self._host_mapped if b in self._migrated)
+        for b in sorted(chosen - self._host_mapped - set(self._map_when_evicted)):
             self._host_mapped.add(b)
-            self._migrated.pop(b, None)
             self._moves.append(("map_host", b))
 
     def _follow(self, step) -> None:
@@ -402,6 +408,17 @@ class Policy:
             self._issued += 1
 
     def _victim(self, need_at: int) -> int | None:
+        """The replacement rule's victim if it is dead (it leaves without a copy), else a block waiting to
+        be mapped from the host (its next use reads it over the link), else the rule's."""
+        waiting = next((b for b in self._map_when_evicted if self._used_by.get(b) != self._launch), None)
+        chosen = self._ruled_victim(need_at)
+        if waiting is None or (chosen is not None and self._invalidates() and self._dead(chosen)):
+            return chosen
+        if chosen is not None:
+            self._next_use.spare(chosen, self._launch)
+        return waiting
+
+    def _ruled_victim(self, need_at: int) -> int | None:
         sparing = self.mode == "deepum" and self.config.pre_evict
         may_go = self._may_go(sparing and self._confident)
         dead = (lambda b: self._dead(b)) if self._invalidates() else (lambda b: False)
@@ -440,4 +457,10 @@ class Policy:
 
     def _evict(self, block: int) -> None:
         del self._migrated[block]
+        if block in self._map_when_evicted:
+            self._map_when_evicted.remove(block)
+            if not self._dead(block):
+                self._host_mapped.add(block)
+                self._moves.append(("map_host", block))
+                return
         self._moves.append(("discard" if self._invalidates() and self._dead(block) else "evict", block))
