@@ -283,6 +283,33 @@ def _budget_lines(ax, group: list[dict], value, modes) -> None:
     ax.invert_xaxis()
 
 
+def plot_steps_by_step(panels: dict[str, tuple[str, dict[str, tuple[list[float], str]]]], title: str,
+                       path: Path) -> None:
+    """Step time (s, log scale) by step, one panel per entry of `panels`: its title and its lines,
+    label -> (step times, color)."""
+    if not panels:
+        return
+    from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    plt, fig, axes = _axes(len(panels), title)
+    for ax, (panel_title, lines) in zip(axes, panels.values()):
+        for label, (steps, color) in lines.items():
+            ax.plot(range(1, len(steps) + 1), steps, marker="o", ms=3, label=label, color=color)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(panel_title, fontsize=9)
+        ax.set_xlabel("step")
+        ax.set_ylabel("step time (s)")
+        ax.grid(True, which="both", alpha=0.3)
+    _legends(axes[:1])
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def plot_step_time(records: list[dict], path: Path) -> None:
     """Step time against budget per mode, one panel per workload, with the in-memory time, the
     physical limit and save_on_cpu at its own peak memory."""

@@ -8,7 +8,8 @@ Records: <out>/<workload>_none_full.json and <workload>_{um,deepum}_bNN.json (tr
 repetitions with the suffix _r1, _r2, ...), and <out>/early_steps.json: command, device, date, budget,
 per workload each run's step times (s), the per-step medians (s) and ratios, the worst ratio and its
 step (1-based), whether no step is slower under deepum, and whether every run trained bitwise like
-none. --report-only rebuilds early_steps.json from the records in --out.
+none; <out>/early_steps.png: each run's step times by step, one panel per workload. --report-only
+rebuilds both from the records in --out.
 
     python3 bench/early_steps.py --out bench/results/early_steps --footprint-from bench/results/sweep_sizes --repeats 3
 """
@@ -24,9 +25,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import bench_report  # noqa: E402
 import run_all  # noqa: E402
 
 MODES = ("um", "deepum")
+MODE_COLORS = {"um": "tab:red", "deepum": "tab:blue"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,6 +112,19 @@ def recorded(args, workload: str) -> dict:
     return compare(read(names["none"][0]), {mode: [read(name) for name in names[mode]] for mode in MODES})
 
 
+def plot(results: dict, path: Path) -> None:
+    """Each run's step time by step, one panel per workload that ran (log scale)."""
+    panels = {}
+    for workload, result in results.items():
+        if result.get("status") != "ok":
+            continue
+        lines = {f"{mode} {run + 1}": (steps, MODE_COLORS[mode])
+                 for mode in MODES for run, steps in enumerate(result["step_s"][mode])}
+        panels[workload] = (f"{workload}: deepum/um at most {result['worst_ratio']:.2f} (step {result['worst_step']})",
+                            lines)
+    bench_report.plot_steps_by_step(panels, "First steps without a warm start", path)
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     command = run_all.script_command("early_steps.py", argv)
@@ -118,6 +134,7 @@ def main(argv=None) -> int:
         return results
     header = run_all.summary_header(args.out, summary_path, command, args.report_only)
     summary_path.write_text(json.dumps({**header, "budget_fraction": args.budget, "workloads": results}, indent=1))
+    plot(results, args.out / "early_steps.png")
     print(f"{'workload':<12} {'deepum / um by step (medians of runs)':<40} {'worst':>6} {'bitwise':>8}")
     for workload, result in results.items():
         if result["status"] != "ok":

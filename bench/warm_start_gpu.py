@@ -14,8 +14,8 @@ Records: <out>/<workload>_{none_full,um_bNN,deepum-cold_bNN,deepum-warm_bNN}.jso
 the state file <out>/<workload>.deepum-warm, and <out>/warm_start_gpu.json (command, device, date, per
 workload: step times, the ratios, the warm run's trial, whether every run trained bitwise like none).
 <out>/warm_start_gpu.png plots each workload's step times, run by run. --report-only rebuilds both
-from the records in --out (keeping the command, device and date of the runs). matplotlib loads only in
-plot().
+from the records in --out (keeping the command, device and date of the runs). matplotlib loads only
+when the plot is drawn.
 
     python3 bench/warm_start_gpu.py --out bench/results/warm_start/gpu --footprint-from bench/results/sweep_sizes
 """
@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import bench_report  # noqa: E402
 import run_all  # noqa: E402
 
 STEADY_FROM = 3
@@ -144,26 +145,10 @@ RUN_STYLES = {"none": ("in memory", "tab:gray"), "um": ("um", "tab:red"),
 
 def plot(results: dict, path: Path) -> None:
     """Step time by step, one panel per workload that ran, each run a line (log scale)."""
-    shown = {workload: result for workload, result in results.items() if result.get("status") == "ok"}
-    if not shown:
-        return
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, len(shown), figsize=(4.2 * len(shown), 3.4), squeeze=False)
-    for ax, (workload, result) in zip(axes[0], shown.items()):
-        for run, (label, color) in RUN_STYLES.items():
-            steps = result["step_s"][run]
-            ax.plot(range(1, len(steps) + 1), steps, marker="o", ms=3, label=label, color=color)
-        ax.set_yscale("log")
-        ax.set_title(f"{workload}: warm first step {result['warm_first_vs_steady']:.2f}x steady", fontsize=9)
-        ax.set_xlabel("step")
-        ax.set_ylabel("step time (s)")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    panels = {workload: (f"{workload}: warm first step {result['warm_first_vs_steady']:.2f}x steady",
+                         {label: (result["step_s"][run], color) for run, (label, color) in RUN_STYLES.items()})
+              for workload, result in results.items() if result.get("status") == "ok"}
+    bench_report.plot_steps_by_step(panels, "Warm and cold starts", path)
 
 
 def main(argv=None) -> int:

@@ -45,6 +45,7 @@ def test_um_and_deepum_alternate_and_each_step_compares_the_medians(stub_train, 
     assert gpt2["deepum_vs_um_by_step"] == pytest.approx([0.5, 0.75, 0.25])
     assert (gpt2["worst_step"], gpt2["never_slower_than_um"], gpt2["bitwise_equal"]) == (2, True, True)
     assert record["device"] == "stub" and record["budget_fraction"] == 0.5
+    assert (out / "early_steps.png").stat().st_size > 0
     deepum = json.loads((out / "gpt2_deepum_b0.50.json").read_text())
     assert "--warm-start" not in deepum["argv"] and deepum["argv"][deepum["argv"].index("--warmup") + 1] == "0"
 
@@ -63,6 +64,9 @@ def test_one_run_each_shows_the_slower_step_and_the_report_is_rebuilt_from_the_r
     assert early_steps.main(["--out", str(out), "--workloads", "gpt2", "--repeats", "1", "--report-only"]) == 0
     incomplete = json.loads((out / "early_steps.json").read_text())["workloads"]["gpt2"]
     assert incomplete["status"] == "incomplete" and incomplete["run_status"]["deepum"] == ["missing"]
+    (out / "early_steps.png").unlink()
+    early_steps.plot({"gpt2": incomplete}, out / "early_steps.png")
+    assert not (out / "early_steps.png").exists(), "a plot with no workload that ran"
 
 
 @pytest.mark.parametrize("argv, message", [
