@@ -494,9 +494,9 @@ class Policy {
     }
   }
 
-  // need_at > 0: a victim for a prefetch for that launch (none when the rule refuses).
   // A victim: the replacement rule's if it is dead (no copy), else a block waiting to be mapped from
-  // the host (its next use reads it over the link), else the rule's.
+  // the host (its next use reads it over the link), else the rule's. need_at > 0: a victim for a
+  // prefetch for that launch (the rule's is none when it refuses).
   Block victim(uint64_t need_at) {
     const Block waiting = to_map_when_evicted();
     const Block chosen = ruled_victim(need_at);
@@ -505,6 +505,7 @@ class Policy {
     return waiting;
   }
 
+  // The replacement rule's victim, or the driver's rule's where it finds none.
   Block ruled_victim(uint64_t need_at) {
     const bool sparing = spares_window();
     const bool ruled = replacement_ && (sparing || options_.mode == Mode::kOracle);
