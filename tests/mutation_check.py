@@ -126,6 +126,9 @@ MUTATIONS = {
     "host-map-resident-at-once": (
         "driver_hooks/policy.hpp", "      if (resident_[b]) {\n        map_when_evicted_[b] = 1;\n        map_queue_.push_back(b);\n        continue;\n      }\n",
         "      if (resident_[b]) leave(b);\n"),
+    "host-map-resident-and-mapped": (
+        "driver_hooks/policy.hpp", "      if (resident_[b]) {\n        map_when_evicted_[b] = 1;\n        map_queue_.push_back(b);\n        continue;\n      }\n",
+        ""),
     "host-map-dead-when-evicted": (
         "driver_hooks/policy.hpp", "      if (!memory_.dead(b)) {\n        host_mapped_[b] = 1;",
         "      {\n        host_mapped_[b] = 1;"),

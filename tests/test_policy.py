@@ -140,6 +140,15 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
         self.pair.native.learn_fault(block)
 
     @invariant()
+    def a_block_is_resident_or_mapped_from_the_host_never_both(self):
+        if not hasattr(self, "pair"):
+            return
+        spec, native = self.pair.spec, self.pair.native
+        mapped = [spec.host_mapped(b) for b in range(UNIVERSE)]
+        assert mapped == [native.host_mapped(b) for b in range(UNIVERSE)]
+        assert not any(m and spec.resident(b) for b, m in enumerate(mapped))
+
+    @invariant()
     def residency_agrees_and_fits(self):
         if not hasattr(self, "pair"):
             return
