@@ -48,6 +48,7 @@
 #include <memory>
 #include <stdexcept>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "block_list.hpp"
@@ -81,6 +82,7 @@ struct WarmStartStatus {
   uint64_t iterations = 0;  // iterations judged
   uint64_t launched = 0;    // distinct exec IDs launched in the last iteration judged (or this one, on trial)
   uint64_t known = 0;       // of those, exec IDs the state knows
+  std::vector<std::pair<uint64_t, uint64_t>> trial;  // (launched, known) of each iteration judged, in order
 };
 
 // What the policy asks of the memory behind the blocks (the engine's memory map, the simulator's
@@ -336,6 +338,7 @@ class Policy {
   void judge_warm_start() {
     if (warm_.launched == 0) return;
     warm_.iterations += 1;
+    warm_.trial.emplace_back(warm_.launched, warm_.known);
     const bool kept = double(warm_.known) >= kWarmStartOverlap * double(warm_.launched);
     if (!kept && warm_.iterations < kWarmStartTrial) {
       warm_launched_.clear();

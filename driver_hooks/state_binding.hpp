@@ -29,6 +29,9 @@ inline pybind11::dict warm_start_dict(const WarmStartStatus& w) {
   out["iterations"] = w.iterations;
   out["launched"] = w.launched;
   out["known"] = w.known;
+  pybind11::list trial;
+  for (const auto& [launched, known] : w.trial) trial.append(pybind11::make_tuple(launched, known));
+  out["trial"] = trial;
   return out;
 }
 

@@ -140,6 +140,8 @@ MUTATIONS = {
     "next-use-spare-forgotten": (
         "driver_hooks/next_use.hpp", "void spare(int64_t block, uint64_t launch) { push(block, at(block), launch); }",
         "void spare(int64_t, uint64_t) {}"),
+    "warm-start-trial-unrecorded": (
+        "driver_hooks/policy.hpp", "    warm_.trial.emplace_back(warm_.launched, warm_.known);\n", ""),
     "warm-start-map-when-evicted-unsaved": (
         "driver_hooks/policy.hpp", "if (host_mapped_[b] || map_when_evicted_[b]) mapped.push_back",
         "if (host_mapped_[b]) mapped.push_back"),

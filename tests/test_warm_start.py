@@ -125,6 +125,8 @@ def test_a_foreign_state_is_forgotten_after_its_trial_and_a_matching_one_kept():
             run([warm_spec, warm_native], [later])
             assert warm_spec.warm_start == warm_native.warm_start
             assert warm_native.warm_start["state"] == expected
+            # Each judged iteration's ten distinct exec IDs: all known, or none.
+            assert warm_native.warm_start["trial"] == ([(10, 10)] if expected == "kept" else [(10, 0), (10, 0)])
             run([warm_spec, warm_native], [later])
             assert warm_spec.save_state() == warm_native.save_state()
             # Forgotten: the tables hold only what this run taught since.

@@ -444,7 +444,8 @@ def stats() -> dict:
       match, the kernel the predictor expected next. ``table_bytes``: bytes its tables hold.
     - ``warm_start``: with a warm-start file, the loaded state's trial: ``state`` ("cold": nothing
       loaded, "on_trial", "kept", "forgotten"), ``iterations`` on trial, exec IDs ``launched`` and
-      ``known`` in the last of them; None without a file.
+      ``known`` in the last of them, and ``trial``: (launched, known) of each iteration judged, in
+      order; None without a file.
 
     Migrations the engine issued:
     - ``prefetch_calls``, ``prefetch_bytes``: prefetches of predicted blocks to the GPU.

@@ -125,7 +125,8 @@ class Policy:
         self._predictor = self._next_use = self._schedule = None
         if mode == "deepum":
             self._learn_afresh()
-        self.warm_start = {"state": "cold", "iterations": 0, "launched": 0, "known": 0}
+        # trial: (launched, known) of each iteration judged, in order
+        self.warm_start = {"state": "cold", "iterations": 0, "launched": 0, "known": 0, "trial": []}
         self._warm_known: set[int] = set()     # on trial: the execution IDs the loaded state knows
         self._warm_launched: set[int] = set()  # on trial: the distinct execution IDs launched
         self._migrated: OrderedDict[int, None] = OrderedDict()  # resident blocks, least recently migrated first
@@ -307,6 +308,7 @@ class Policy:
         if not warm["launched"]:
             return
         warm["iterations"] += 1
+        warm["trial"].append((warm["launched"], warm["known"]))
         kept = warm["known"] >= WARM_START_OVERLAP * warm["launched"]
         if not kept and warm["iterations"] < WARM_START_TRIAL:
             self._warm_launched.clear()
