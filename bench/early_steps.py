@@ -127,13 +127,9 @@ def plot(results: dict, path: Path) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = run_all.script_command("early_steps.py", argv)
-    summary_path = args.out / "early_steps.json"
-    results = run_all.results_by_workload(args, measure, recorded)
+    results = run_all.budget_summary(args, argv, "early_steps.py", measure, recorded, {"budget_fraction": args.budget})
     if isinstance(results, int):
         return results
-    header = run_all.summary_header(args.out, summary_path, command, args.report_only)
-    summary_path.write_text(json.dumps({**header, "budget_fraction": args.budget, "workloads": results}, indent=1))
     plot(results, args.out / "early_steps.png")
     print(f"{'workload':<12} {'deepum / um by step (medians of runs)':<40} {'worst':>6} {'bitwise':>8}")
     for workload, result in results.items():

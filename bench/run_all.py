@@ -207,6 +207,19 @@ def results_by_workload(args, measure, recorded) -> dict | int:
     return 0 if args.dry_run else results
 
 
+def budget_summary(args, argv, script: str, measure, recorded, fields: dict) -> dict | int:
+    """A budget script's results per workload (results_by_workload), written with `fields` to its
+    summary <out>/<script's stem>.json under the header of summary_header; the results, or the exit
+    status when there is nothing to write."""
+    results = results_by_workload(args, measure, recorded)
+    if isinstance(results, int):
+        return results
+    summary = args.out / f"{Path(script).stem}.json"
+    header = summary_header(args.out, summary, script_command(script, argv), args.report_only)
+    summary.write_text(json.dumps({**header, **fields, "workloads": results}, indent=1))
+    return results
+
+
 def summary_header(out: Path, summary: Path, command: str, report_only: bool) -> dict:
     """The command, device and date of a budget script's summary file `summary`: this run's (the device
     from a none record in `out`), or with report_only those of the summary already there, beside the

@@ -153,15 +153,11 @@ def plot(results: dict, path: Path) -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = run_all.script_command("warm_start_gpu.py", argv)
-    summary_path = args.out / "warm_start_gpu.json"
-    results = run_all.results_by_workload(args, warm_start_workload, recorded_summary)
+    fields = {"budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
+              "target_first_vs_steady": TARGET_FIRST_VS_STEADY}
+    results = run_all.budget_summary(args, argv, "warm_start_gpu.py", warm_start_workload, recorded_summary, fields)
     if isinstance(results, int):
         return results
-    header = run_all.summary_header(args.out, summary_path, command, args.report_only)
-    summary = {**header, "budget_fraction": args.budget, "steady_from_step": STEADY_FROM,
-               "target_first_vs_steady": TARGET_FIRST_VS_STEADY, "workloads": results}
-    summary_path.write_text(json.dumps(summary, indent=1))
     plot(results, args.out / "warm_start_gpu.png")
     print(f"{'workload':<12} {'warm first/steady':>18} {'past start-up':>14} {'cold worst/um':>14} {'trial':>10} "
           f"{'bitwise':>8}")
