@@ -31,7 +31,9 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   prefetched bytes were used is not observable block by block, so no byte-level accuracy is given;
 - link_busy_s_per_step ({"h2d", "d2h"}: seconds the host link was busy migrating managed memory each
   way, deepum.stats()'s h2d_link_busy_ns and d2h_link_busy_ns), hook_s_per_step (CPU time of the
-  launch hook) and hook_split_s_per_step (its parts: scan, policy, wait, demand, submit);
+  launch hook), hook_split_s_per_step (its parts: scan, policy, wait, demand, submit) and
+  worker_s_per_step (CPU time the worker spent issuing prefetches, evictions, discards, populations and
+  host-mapping advice);
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
@@ -77,6 +79,8 @@ BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2
 """Per-iteration byte counters of deepum.stats() averaged into bytes_per_step."""
 HOOK_PARTS = ("scan", "policy", "wait", "demand", "submit")
 """The parts of the launch hook's time (stats() keys hook_<part>_ns) averaged into hook_split_s_per_step."""
+WORKER_PARTS = ("prefetch", "evict", "discard", "populate", "map")
+"""The kinds of move whose issuing time (stats() keys worker_<part>_ns) is averaged into worker_s_per_step."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,6 +220,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "link_busy_s_per_step": {direction: _seconds(ns) for direction, ns in busy.items()},
         "hook_s_per_step": _seconds(_mean(rows, "hook_ns")),
         "hook_split_s_per_step": {part: _seconds(_mean(rows, f"hook_{part}_ns")) for part in HOOK_PARTS},
+        "worker_s_per_step": {part: _seconds(_mean(rows, f"worker_{part}_ns")) for part in WORKER_PARTS},
     })
     return figures
 

@@ -55,6 +55,11 @@ struct Counters {
   // missing blocks prefetched on its stream, the other moves handed to the worker
   std::atomic<uint64_t> hook_scan_ns{0}, hook_policy_ns{0}, hook_wait_ns{0}, hook_demand_ns{0}, hook_submit_ns{0};
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
+  // CPU time the worker spent issuing each kind of move (a migration to the host returns only once its
+  // copies are done and its pages mapped on the host): prefetches, evictions, discards, populations,
+  // host-mapping advice (with the copy of a mapped block's resident pages)
+  std::atomic<uint64_t> worker_prefetch_ns{0}, worker_evict_ns{0}, worker_discard_ns{0}, worker_populate_ns{0};
+  std::atomic<uint64_t> worker_map_ns{0};
 
   void note_failure(const char* what, const char* text) {
     cuda_errors++;

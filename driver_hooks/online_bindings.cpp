@@ -206,6 +206,11 @@ py::dict stats() {
   out["hook_wait_ns"] = rt.counters.hook_wait_ns.load();
   out["hook_demand_ns"] = rt.counters.hook_demand_ns.load();
   out["hook_submit_ns"] = rt.counters.hook_submit_ns.load();
+  out["worker_prefetch_ns"] = rt.counters.worker_prefetch_ns.load();
+  out["worker_evict_ns"] = rt.counters.worker_evict_ns.load();
+  out["worker_discard_ns"] = rt.counters.worker_discard_ns.load();
+  out["worker_populate_ns"] = rt.counters.worker_populate_ns.load();
+  out["worker_map_ns"] = rt.counters.worker_map_ns.load();
   out["asleep"] = rt.sleep.asleep.load();
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();

@@ -162,6 +162,7 @@ class Worker {
       }
       std::vector<int64_t> blocks;
       for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
+      Stopwatch issuing;
       if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
         const std::vector<int64_t> left = discard(batch, i, j, first.op == Op::kPopulate, stream);
         if (first.op == Op::kPopulate) migrate(left, true, stream);  // cancelled: their contents count again
@@ -170,6 +171,7 @@ class Worker {
       } else {
         migrate(blocks, lane == kToGpu, stream);
       }
+      issuing_ns(first.op) += issuing.lap();
       // Written even when the call failed; published only once the write is enqueued.
       if (counters_.driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
         published_[lane].store(batch[j - 1].seq, std::memory_order_release);
@@ -251,6 +253,19 @@ class Worker {
       return std::nullopt;
     }
     return DiscardEvent(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
+  }
+
+  // The counter of the worker's time issuing moves of kind `op`.
+  std::atomic<uint64_t>& issuing_ns(Op op) {
+    switch (op) {
+      case Op::kPrefetch: return counters_.worker_prefetch_ns;
+      case Op::kEvict: return counters_.worker_evict_ns;
+      case Op::kDiscard: return counters_.worker_discard_ns;
+      case Op::kPopulate: return counters_.worker_populate_ns;
+      case Op::kMapHost:
+      case Op::kMapGpu: break;
+    }
+    return counters_.worker_map_ns;
   }
 
   void note_error(const char* what, cudaError_t err) {

@@ -428,6 +428,11 @@ def stats() -> dict:
       kernel's stream wait for its blocks' migrations, ``hook_demand_ns`` prefetching its missing blocks
       on its stream, ``hook_submit_ns`` handing the other moves to the worker (events recorded on the
       launching stream included).
+    - ``worker_prefetch_ns``, ``worker_evict_ns``, ``worker_discard_ns``, ``worker_populate_ns``,
+      ``worker_map_ns``: CPU time the worker thread spent issuing prefetches, evictions, discards,
+      populations and host-mapping advice (with the copy out of a mapped block's resident pages). A
+      migration to the host returns only once its copies are done and its pages are mapped on the host,
+      so ``worker_evict_ns`` is the time evictions held the worker.
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
     - ``tensor_list_launches``: launches of PyTorch's foreach and fused-optimizer kernels whose tensor
       list was read slot by slot, only the tensors the launch's blocks use counted as accesses.
@@ -540,6 +545,7 @@ _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", 
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
+                  "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
                   "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")
