@@ -86,13 +86,9 @@ def compare(none: dict, runs: dict[str, list[dict]]) -> dict:
 def measure(args, workload: str) -> dict:
     """Runs a workload's none reference, then um and deepum in alternation; its comparison."""
     none = run_all.run_one(args, workload, "none", None, None)
-    reason = run_all.unsafe_reason(none)
-    if reason:
-        return {"status": "skipped", "reason": reason}
-    size = run_all.footprint(args, workload)
-    if not size and not args.dry_run:
-        return {"status": "failed", "reason": "no footprint"}
-    capacity = max(1, int(args.budget * size)) if size else f"<{args.budget:g} x footprint>"
+    capacity, ended = run_all.budget_capacity(args, workload, none)
+    if ended:
+        return ended
     runs = {mode: [] for mode in MODES}
     for repeat in range(args.repeats):
         for mode in MODES:

@@ -195,6 +195,19 @@ def footprint(args, workload: str) -> int | None:
     return probe.get("footprint_bytes") if probe.get("status") == "ok" else None
 
 
+def budget_capacity(args, workload: str, none: dict) -> tuple[int | str | None, dict | None]:
+    """The capacity of a workload's budgeted runs once its none record `none` ran: args.budget times its
+    footprint (a placeholder in a dry run); or None and the result that ends the workload: skipped (none
+    was unsafe) or failed (no footprint)."""
+    reason = unsafe_reason(none)
+    if reason:
+        return None, {"status": "skipped", "reason": reason}
+    size = footprint(args, workload)
+    if not size and not args.dry_run:
+        return None, {"status": "failed", "reason": "no footprint"}
+    return (max(1, int(args.budget * size)) if size else f"<{args.budget:g} x footprint>"), None
+
+
 def results_by_workload(args, measure, recorded) -> dict | int:
     """A budget script's result per workload: recorded(args, workload) with --report-only, else
     measure(args, workload) once the native libraries are built; instead, the exit status when there

@@ -122,13 +122,9 @@ def recorded_summary(args, workload: str) -> dict:
 
 def warm_start_workload(args, workload: str) -> dict:
     runs = {"none": _run(args, workload, run_all.run_name(workload, "none", None), "none", None, [])}
-    reason = run_all.unsafe_reason(runs["none"])
-    if reason:
-        return {"status": "skipped", "reason": reason}
-    size = run_all.footprint(args, workload)
-    if not size and not args.dry_run:
-        return {"status": "failed", "reason": "no footprint"}
-    capacity = max(1, int(args.budget * size)) if size else f"<{args.budget:g} x footprint>"
+    capacity, ended = run_all.budget_capacity(args, workload, runs["none"])
+    if ended:
+        return ended
     state = args.out / f"{workload}.deepum-warm"
     if not args.dry_run:
         state.unlink(missing_ok=True)
