@@ -106,6 +106,10 @@ class DeepUMConfig:
                                           "deepum's live managed segments hold at most this percentage of the "
                                           "capacity, and wakes for good once they hold more; 0 never sleeps "
                                           "(deepum/specs/sleep.py)")
+    populate_segments: bool = _choice(True, SWITCH, "deepum policy: while the engine sleeps, each managed segment "
+                                                    "that leaves it asleep is populated on the GPU as it is made "
+                                                    "(fresh pages, no copy; the live segments fit the capacity), so "
+                                                    "its first touches do not fault (deepum/specs/sleep.py)")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "

@@ -24,14 +24,25 @@ bool managed_on_our_device(const CA::TraceEntry& e) {
          managed;
 }
 
-// The sleep gate of the running engine follows the managed segments (sleep_gate.hpp).
-void note_segment(Runtime& rt, uint64_t addr, uint64_t size, bool made) {
+// Neither a graph capture nor another pool's scope is open, nor is `stream` being captured: work
+// issued on it now runs as it is issued.
+bool outside_captures(const Runtime& rt, CUstream stream) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  return !rt.paused.load(std::memory_order_relaxed) && cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
+         capture == CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// The sleep gate of the running engine follows the managed segments (sleep_gate.hpp); a segment made
+// on `stream` that leaves it asleep is populated (deepum/specs/sleep.py).
+void note_segment(Runtime& rt, uint64_t addr, uint64_t size, bool made, CUstream stream) {
   if (!rt.engine) return;
   std::lock_guard<std::mutex> lock(rt.sleep.mutex);
   if (!made)
     rt.sleep.gate.segment_free(spanned_bytes(addr, size));
   else if (rt.sleep.gate.segment_alloc(spanned_bytes(addr, size)))
     wake_engine();
+  else if (rt.sleep.gate.asleep() && outside_captures(rt, stream))
+    rt.engine->populate_segment(addr, size, stream);
 }
 
 void on_event(const CA::TraceEntry& e) {
@@ -50,11 +61,11 @@ void on_event(const CA::TraceEntry& e) {
     case CA::TraceEntry::SEGMENT_ALLOC:
       if (!managed_on_our_device(e)) return;
       rt.memory.on_segment_alloc(addr, size);
-      note_segment(rt, addr, size, true);
+      note_segment(rt, addr, size, true, reinterpret_cast<CUstream>(e.stream_));
       action = MemAction::kSegmentAlloc;
       break;
     case CA::TraceEntry::SEGMENT_FREE:
-      if (rt.memory.on_segment_free(addr, size)) note_segment(rt, addr, size, false);  // a managed segment
+      if (rt.memory.on_segment_free(addr, size)) note_segment(rt, addr, size, false, nullptr);  // a managed segment
       action = MemAction::kSegmentFree;
       break;
     default: return;

@@ -40,6 +40,7 @@ struct Counters {
   std::atomic<uint64_t> launches{0}, prefetch_calls{0}, prefetch_bytes{0}, evict_calls{0}, evict_bytes{0};
   std::atomic<uint64_t> discard_calls{0}, discard_bytes{0};
   std::atomic<uint64_t> populate_calls{0}, populate_bytes{0};  // dead blocks brought to the GPU without a copy
+  std::atomic<uint64_t> segment_populate_calls{0}, segment_populate_bytes{0};  // new segments, while asleep
   std::atomic<uint64_t> host_map_calls{0}, host_map_bytes{0};  // ranges mapped from the host (host mapping)
   std::atomic<uint64_t> host_unmap_calls{0}, host_unmap_bytes{0};  // ranges given back to migration
   std::atomic<uint64_t> cuda_errors{0}, kernel_waits{0}, kernel_waits_unissued{0};

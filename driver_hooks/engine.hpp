@@ -33,8 +33,8 @@ namespace deepum {
 class Engine : private MemoryFacts {
  public:
   Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters)
-      : device_(device), memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, memory, counters) {
+      : device_(device), populates_new_segments_(populates_new_segments(options)), memory_(memory),
+        counters_(counters), policy_(options, capacity_blocks, *this), worker_(device, memory, counters) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -66,6 +66,22 @@ class Engine : private MemoryFacts {
     counters_.hook_demand_ns += clock.lap();
     submit(plan, stream);
     counters_.hook_submit_ns += clock.lap();
+  }
+
+  // A managed segment [start, start + bytes) was made on `stream` and the engine sleeps on: deepum
+  // gives it fresh GPU pages now (deepum/specs/sleep.py), ordered before the stream's next kernels. A
+  // refusal is counted and the pages are left to fault in: nothing is in them yet.
+  void populate_segment(uint64_t start, uint64_t bytes, CUstream stream) {
+    if (!populates_new_segments_) return;
+    CUmemLocation gpu{};
+    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    gpu.id = device_;
+    if (!counters_.driver_ok(DEEPUM_GUARDED(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream),
+                                            CUDA_ERROR_UNKNOWN),
+                             "populate a new segment"))
+      return;
+    counters_.segment_populate_calls++;
+    counters_.segment_populate_bytes += bytes;
   }
 
   // The engine wakes (sleep_gate.hpp): the blocks of the live managed segments (UM numbers, ascending).
@@ -314,6 +330,7 @@ class Engine : private MemoryFacts {
   }
 
   const int device_;
+  const bool populates_new_segments_;
   EngineMemory& memory_;
   Counters& counters_;
   std::mutex mutex_;

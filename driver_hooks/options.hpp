@@ -26,7 +26,14 @@ struct Options {
   size_t host_map_span_percent = 100;  // host mapping: most of an iteration's launches its uses span, in percent
   bool host_map_indexed = false;   // host mapping: also blocks only indexed kernels used, whatever their span
   size_t wake_percent = 0;         // the engine sleeps until the managed segments pass this share of the capacity
+  bool populate_segments = false;  // deepum: while asleep, a new managed segment is populated on the GPU when made
   bool prefetch = true, pre_evict = true, invalidate = true;
 };
+
+// Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the
+// GPU at once (fresh pages, no copy): the gate keeps the live segments within the capacity, so they fit.
+// Only deepum's policy does it; um and advise leave first touches to fault, as the driver alone does.
+// deepum/specs/sleep.py states it.
+inline bool populates_new_segments(const Options& o) { return o.mode == Mode::kDeepUM && o.populate_segments; }
 
 }  // namespace deepum

@@ -51,6 +51,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   out.host_map_span_percent = c["host_map_span_percent"].cast<size_t>();
   out.host_map_indexed = c["host_map_indexed"].cast<bool>();
   out.wake_percent = c["wake_percent"].cast<size_t>();
+  out.populate_segments = c["populate_segments"].cast<bool>();
   out.prefetch = c["prefetch"].cast<bool>();
   out.pre_evict = c["pre_evict"].cast<bool>();
   out.invalidate = c["invalidate"].cast<bool>();

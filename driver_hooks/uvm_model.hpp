@@ -51,6 +51,7 @@ struct Totals {
   int64_t evicted_bytes = 0;     // resident bytes evicted with a copy
   int64_t discarded_bytes = 0;   // resident bytes dropped without a copy (dead data)
   int64_t populated_bytes = 0;   // dead blocks a prefetch gave fresh GPU pages instead of a copy
+  int64_t segment_populated_bytes = 0;  // new segments given fresh GPU pages as they were made, asleep
   int64_t host_mapped_bytes = 0; // bytes kernels used of host-mapped blocks, over the link
   int64_t released_bytes = 0;    // resident bytes dropped because their segment was released
   int64_t lost_reads = 0;        // reads of a block whose contents were dropped and not rewritten
@@ -72,7 +73,8 @@ class Simulator : private MemoryFacts {
             const Options& options)
       : trace_(trace), cost_(cost), policy_(options, capacity_blocks, *this, oracle_window(trace, options),
                                             oracle_replacement(trace, options)),
-        gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0), capacity_blocks_(capacity_blocks),
+        gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0),
+        populates_new_segments_(populates_new_segments(options)), capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
         dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0),
         batched_(trace.blocks, 0), in_a_segment_(trace.blocks, 0) {
@@ -303,7 +305,9 @@ class Simulator : private MemoryFacts {
       if (end <= start) continue;
       if (action == MemAction::kSegmentAlloc) {
         segments_[start] = end - start;
-        waking_ = gate_.segment_alloc(spanned_bytes(start, end - start)) || waking_;
+        const bool woke = gate_.segment_alloc(spanned_bytes(start, end - start));
+        waking_ = woke || waking_;
+        if (!woke && gate_.asleep() && populates_new_segments_) populate_segment(start, end - start);
       } else if (action == MemAction::kSegmentFree && segments_.erase(start)) {
         gate_.segment_free(spanned_bytes(start, end - start));
       }
@@ -324,6 +328,27 @@ class Simulator : private MemoryFacts {
         }
       }
     }
+  }
+
+  // A segment made while asleep gets fresh GPU pages at once (deepum/specs/sleep.py): one call, no copy.
+  // Blocks outside the segments (a trace may touch some) keep residency within the capacity.
+  void populate_segment(uint64_t start, uint64_t bytes) {
+    bool called = false;
+    for_blocks(start, bytes, [&](Block b) {
+      if (resident_pages_[b] == kPagesPerBlock || (resident_pages_[b] == 0 && resident_blocks_ >= capacity_blocks_))
+        return;
+      if (!called) {
+        cpu_free_s_ = std::max(cpu_free_s_, now_) + cost_.prefetch_call_s;
+        link_free_s_ = std::max(link_free_s_, cpu_free_s_);
+        called = true;
+      }
+      const int64_t fresh = int64_t(kPagesPerBlock - resident_pages_[b]) * int64_t(kPageBytes);
+      link_free_s_ += double(fresh) / cost_.populate_bytes_per_s;
+      arrival_s_[b] = link_free_s_;
+      move_in(b, kPagesPerBlock, 0);
+      totals_.segment_populated_bytes += fresh;
+    });
+    peak_asleep_ = std::max(peak_asleep_, resident_blocks_);
   }
 
   // The oracle never sleeps (it knows the future); without segment events the gate could not wake.
@@ -368,6 +393,7 @@ class Simulator : private MemoryFacts {
   const CostModel cost_;
   Policy policy_;
   SleepGate gate_;
+  const bool populates_new_segments_;
   const int64_t capacity_blocks_;
   bool waking_ = false;                    // the gate woke: the policy is told before the next launch
   std::map<uint64_t, uint64_t> segments_;  // live managed segments: start, bytes

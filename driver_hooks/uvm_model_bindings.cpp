@@ -99,6 +99,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   out["evicted_bytes"] = s.evicted_bytes;
   out["discarded_bytes"] = s.discarded_bytes;
   out["populated_bytes"] = s.populated_bytes;
+  out["segment_populated_bytes"] = s.segment_populated_bytes;
   out["host_mapped_bytes"] = s.host_mapped_bytes;
   out["host_map_wait_s"] = s.host_map_wait_s;
   out["released_bytes"] = s.released_bytes;

@@ -77,6 +77,14 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "make_resident(b, launch_ + 1);", "make_resident(b, launch_);"),
     "gate-wakes-at-its-threshold": (
         "driver_hooks/sleep_gate.hpp", "segment_bytes_ > threshold_bytes_", "segment_bytes_ >= threshold_bytes_"),
+    "segments-populated-in-every-mode": (
+        "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.populate_segments;", "return o.populate_segments;"),
+    "waking-segment-populated": (
+        "driver_hooks/uvm_model.hpp", "if (!woke && gate_.asleep() && populates_new_segments_)",
+        "if ((woke || gate_.asleep()) && populates_new_segments_)"),
+    "populated-segment-blocks-arrive-at-once": (
+        "driver_hooks/uvm_model.hpp", "      arrival_s_[b] = link_free_s_;\n      move_in(b, kPagesPerBlock, 0);",
+        "      move_in(b, kPagesPerBlock, 0);"),
     "simulator-never-sleeps": (
         "driver_hooks/uvm_model.hpp", "sleeps(trace, options) ? options.wake_percent : 0", "0"),
     "confidence-ignored": (

@@ -139,7 +139,12 @@ def case_train(mode: str) -> dict:
 
 
 def case_sleep(capacity: str) -> dict:
-    """case_train in mode deepum with `capacity` (none: the default, far above what it uses)."""
+    """case_train in mode deepum with `capacity` (none: the default, far above what it uses;
+    "unpopulated": the default with populate_segments off)."""
+    from deepum.config import DeepUMConfig
+
+    if capacity == "unpopulated":
+        return _train(mode="deepum", config=DeepUMConfig(populate_segments=False))
     return _train(mode="deepum", capacity=capacity or None)
 
 
@@ -407,15 +412,26 @@ def test_um_training_is_bitwise_identical_to_none(allocator_built):
 
 
 def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
-    """Without a budget the launch hook stays off (no launch seen) and training is exact; under a
-    budget below what it uses the engine wakes, sees the launches, and training is still exact."""
+    """Without a budget the launch hook stays off (no launch seen), every managed segment is populated
+    on the GPU as it is made (none with populate_segments off; in mode um none either), and training is
+    exact; under a budget below what it uses the engine wakes, sees the launches, and training is still
+    exact."""
     plain, _ = run_case("train", "none")
+    um, _ = run_case("train", "um")
     roomy, _ = run_case("sleep", "")
+    unpopulated, _ = run_case("sleep", "unpopulated")
     tight, _ = run_case("sleep", "48MiB")
+    for run in (roomy, unpopulated, tight, um):
+        assert run["stats"]["cuda_errors"] == 0, run["stats"].get("last_cuda_error")
     assert roomy["stats"]["asleep"] is True and roomy["stats"]["launches"] == 0
+    assert roomy["stats"]["segment_populate_calls"] == roomy["stats"]["segments_allocated"] > 0
+    assert roomy["stats"]["segment_populate_bytes"] >= roomy["stats"]["managed_bytes_peak"]
+    assert unpopulated["stats"]["asleep"] is True and unpopulated["stats"]["segment_populate_calls"] == 0
+    assert um["stats"]["segment_populate_calls"] == 0
+    # Populated segments are touched first on the GPU without a fault.
+    assert roomy["stats"]["gpu_page_faults"] < unpopulated["stats"]["gpu_page_faults"]
     assert tight["stats"]["asleep"] is False and tight["stats"]["launches"] > 0
-    assert tight["stats"]["cuda_errors"] == 0, tight["stats"].get("last_cuda_error")
-    assert roomy["digest"] == tight["digest"] == plain["digest"]
+    assert roomy["digest"] == unpopulated["digest"] == tight["digest"] == plain["digest"] == um["digest"]
 
 
 @pytest.mark.parametrize("optimizer", ["fused", "foreach"])

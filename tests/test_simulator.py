@@ -157,8 +157,8 @@ def test_capacity_bytes_and_data_are_conserved(trace, fraction, policy, config):
     r = simulate(trace, policy, capacity, config)
     assert r.peak_resident_bytes <= capacity
     # Every byte that came in either left (copied or dropped dead) or is still resident.
-    assert r.final_resident_bytes == (r.h2d_bytes + r.populated_bytes - r.d2h_bytes - r.discarded_bytes
-                                      - r.released_bytes)
+    assert r.final_resident_bytes == (r.h2d_bytes + r.populated_bytes + r.segment_populated_bytes - r.d2h_bytes
+                                      - r.discarded_bytes - r.released_bytes)
     assert r.d2h_bytes == r.evicted_bytes
     assert r.h2d_bytes >= r.faults * 4096 + r.prefetch_bytes
     # Live data is never dropped: no block is read after its contents were discarded.
@@ -201,7 +201,7 @@ def test_reading_discarded_memory_is_reported(policy):
 @given(workloads, fractions)
 def test_deepum_with_every_part_off_is_the_driver_alone(trace, fraction):
     capacity = _capacity(trace, fraction)
-    off = DeepUMConfig(prefetch=False, pre_evict=False, invalidate=False)
+    off = DeepUMConfig(prefetch=False, pre_evict=False, invalidate=False, populate_segments=False)
     a, b = simulate(trace, "um", capacity), simulate(trace, "deepum", capacity, off)
     for key in ("faults", "fault_batches", "h2d_bytes", "d2h_bytes", "time_s", "peak_resident_bytes"):
         assert getattr(a, key) == getattr(b, key), key

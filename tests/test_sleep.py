@@ -1,9 +1,13 @@
 """The sleep gate (deepum/specs/sleep.py, driver_hooks/sleep_gate.hpp): the native gate against the
 spec on any run of segments made, freed and early wakes; and the simulator, which sleeps like the
-engine: it shows the policy the first launch the spec's gate allows over the trace's memory events,
-and a replay that sleeps throughout is um's."""
+engine: it shows the policy the first launch the spec's gate allows over the trace's memory events and,
+under deepum, populates the segments made while it sleeps as the spec says; a replay that sleeps
+throughout without populating is um's."""
 from __future__ import annotations
 
+import typing
+
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +17,7 @@ from deepum.config import DeepUMConfig
 from deepum.offline.simulator import simulate
 from deepum.offline.synth import GENERATORS
 from deepum.offline.trace_format import MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
-from deepum.specs.sleep import SleepGate, spanned_bytes
+from deepum.specs.sleep import BLOCK_BYTES, SleepGate, populates_new_segments, spanned_bytes
 from deepum.units import parse_capacity
 
 MiB = 1 << 20
@@ -57,55 +61,83 @@ def test_the_gate_wakes_past_its_share_and_stays_awake():
         SleepGate(MiB, 101)
 
 
-def first_kernel_seen(trace, capacity_bytes: int, wake_percent: int) -> int | None:
-    """The spec's answer for a replay: the first kernel after the trace's segments wake the gate."""
+class SpecReplay(typing.NamedTuple):
+    """The spec's answer for a replay: the first kernel the policy sees (None: it slept throughout) and
+    the bytes of the trace's blocks populated as their segments were made while it slept."""
+
+    first_kernel_seen: int | None
+    populated_bytes: int
+
+
+def spec_replay(trace, capacity_bytes: int, wake_percent: int, populate: bool) -> SpecReplay:
     actions = trace.mem_action.tolist()
     gate = SleepGate(capacity_bytes, wake_percent if MEM_SEGMENT_ALLOC in actions else 0)
+    trace_blocks = set(np.unique(trace.access_block).tolist())
     live: dict[int, int] = {}
+    resident: set[int] = set()  # blocks populated and not since released with a segment
+    populated = 0
     after = trace.mem_kernel.tolist()
     event = 0
 
+    def blocks_of(address: int, nbytes: int) -> set[int]:
+        return set(range(address // BLOCK_BYTES, (address + nbytes - 1) // BLOCK_BYTES + 1)) & trace_blocks
+
     def apply(kernel: int) -> None:
-        nonlocal event
+        nonlocal event, populated
         while event < len(after) and after[event] == kernel:
             address, nbytes = int(trace.mem_address[event]), int(trace.mem_bytes[event])
-            if actions[event] == MEM_SEGMENT_ALLOC:
-                live[address] = nbytes = spanned_bytes(address, nbytes)
-                gate.segment_alloc(nbytes)
+            if actions[event] == MEM_SEGMENT_ALLOC and nbytes > 0:
+                live[address] = nbytes
+                if not gate.segment_alloc(spanned_bytes(address, nbytes)) and gate.asleep and populate:
+                    fresh = blocks_of(address, nbytes) - resident
+                    populated += len(fresh) * BLOCK_BYTES
+                    resident.update(fresh)
             elif actions[event] == MEM_SEGMENT_FREE and address in live:
-                gate.segment_free(live.pop(address))
+                nbytes = live.pop(address)
+                gate.segment_free(spanned_bytes(address, nbytes))
+                resident.difference_update(blocks_of(address, nbytes))
             event += 1
 
     apply(-1)
     for k in range(trace.num_kernels):
         if not gate.asleep:
-            return k
+            return SpecReplay(k, populated)
         apply(k)
-    return None
+    return SpecReplay(None, populated)
 
 
 @pytest.mark.parametrize("name", ["transformer", "cnn", "moe"])
 @pytest.mark.parametrize("fraction", [0.5, 0.75])
 @pytest.mark.parametrize("wake_percent", [50, 90, 100])
-def test_the_simulator_wakes_where_the_spec_says(name, fraction, wake_percent):
+def test_the_simulator_wakes_and_populates_where_the_spec_says(name, fraction, wake_percent):
     trace = GENERATORS[name](iterations=2)
     capacity = parse_capacity(fraction, trace.footprint_bytes())
-    result = simulate(trace, "deepum", capacity, DeepUMConfig(wake_percent=wake_percent))
-    expected = first_kernel_seen(trace, capacity, wake_percent)
-    assert expected is not None and expected > 0
-    assert result.woke_at_kernel == expected
-    assert result.lost_reads == 0
+    for policy, populate in [("deepum", True), ("deepum", False), ("um", True), ("advise", True)]:
+        result = simulate(trace, policy, capacity, DeepUMConfig(wake_percent=wake_percent, populate_segments=populate))
+        expected = spec_replay(trace, capacity, wake_percent, populates_new_segments(policy, populate))
+        assert expected.first_kernel_seen is not None and expected.first_kernel_seen > 0
+        assert result.woke_at_kernel == expected.first_kernel_seen, policy
+        assert result.segment_populated_bytes == expected.populated_bytes, (policy, populate)
+        assert (expected.populated_bytes > 0) == (policy == "deepum" and populate)
+        assert result.peak_resident_bytes <= capacity
+        assert result.lost_reads == 0
 
 
-def test_a_replay_that_sleeps_throughout_is_ums_and_never_sleeping_is_as_before():
+def test_a_replay_that_sleeps_throughout_faults_like_um_unless_its_segments_are_populated():
     trace = GENERATORS["transformer"](iterations=3)
     roomy = 2 * trace.footprint_bytes()
-    asleep = simulate(trace, "deepum", roomy)
     um = simulate(trace, "um", roomy)
-    assert asleep.woke_at_kernel is None and um.woke_at_kernel is None
-    assert (asleep.faults, asleep.h2d_bytes, asleep.time_s) == (um.faults, um.h2d_bytes, um.time_s)
+    faulting = simulate(trace, "deepum", roomy, DeepUMConfig(populate_segments=False))
+    populated = simulate(trace, "deepum", roomy)
+    assert um.woke_at_kernel is faulting.woke_at_kernel is populated.woke_at_kernel is None
+    assert (faulting.faults, faulting.h2d_bytes, faulting.time_s) == (um.faults, um.h2d_bytes, um.time_s)
+    expected = spec_replay(trace, roomy, DeepUMConfig().wake_percent, True)
+    assert populated.segment_populated_bytes == expected.populated_bytes >= um.h2d_bytes > 0
+    # Every block the trace touches lies in a segment made while asleep: no first touch faults.
+    assert populated.faults == populated.h2d_bytes == 0
+    assert populated.time_s < um.time_s
     awake = simulate(trace, "deepum", parse_capacity(0.5, trace.footprint_bytes()), DeepUMConfig(wake_percent=0))
-    assert awake.woke_at_kernel == 0
+    assert awake.woke_at_kernel == 0 and awake.segment_populated_bytes == 0
 
 
 def test_a_warm_start_wakes_the_replay_at_once():

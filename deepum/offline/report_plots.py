@@ -91,15 +91,16 @@ def plot_timeline(results: dict, path: Path) -> None:
 
 
 def plot_time_breakdown(results: dict, path: Path) -> None:
-    """Stacked bars per policy: compute, fault stall and prefetch wait (s), each part and the total
-    written on the bars; the title gives the capacity."""
+    """Stacked bars per policy: compute, fault stall, prefetch wait and host-map wait (s), which sum to
+    the replay's time, each part and the total written on the bars; the title gives the capacity."""
     fig = _figure()
     ax = fig.add_subplot()
     d = _dicts(results)
     bottom = [0.0] * len(d)
-    top = max(sum(r[k] for k in ("compute_s", "fault_stall_s", "prefetch_wait_s")) for r in d.values())
-    for key, label, color in (("compute_s", "compute", "tab:gray"), ("fault_stall_s", "fault stall", "tab:red"),
-                              ("prefetch_wait_s", "prefetch wait", "tab:blue")):
+    parts = (("compute_s", "compute", "tab:gray"), ("fault_stall_s", "fault stall", "tab:red"),
+             ("prefetch_wait_s", "prefetch wait", "tab:blue"), ("host_map_wait_s", "host-map wait", "tab:purple"))
+    top = max(sum(r[key] for key, _, _ in parts) for r in d.values())
+    for key, label, color in parts:
         values = [r[key] for r in d.values()]
         bars = ax.bar(list(d), values, bottom=bottom, label=label, color=color)
         # A part too thin to hold its label goes unlabelled; the total above the bar still counts it.

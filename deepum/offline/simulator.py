@@ -46,6 +46,8 @@ class SimResult:
     prefetch_coverage: misses turned into hits / misses without prefetch, counted in (kernel, block)
         accesses: first uses of prefetched blocks / (those + demand-faulted accesses).
     populated_bytes: dead blocks a prefetch gave fresh GPU pages instead of a copy (not in h2d_bytes).
+    segment_populated_bytes: new managed segments given fresh GPU pages as they were made while the
+        engine slept (deepum.specs.sleep; not in h2d_bytes).
     host_mapped_bytes: bytes kernels read or wrote of host-mapped blocks over the link (not in h2d_bytes
         or d2h_bytes); host_map_wait_s: the time kernels ran past their compute waiting for them.
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
@@ -75,6 +77,7 @@ class SimResult:
     evicted_bytes: int
     discarded_bytes: int
     populated_bytes: int
+    segment_populated_bytes: int
     host_mapped_bytes: int
     released_bytes: int
     lost_reads: int
@@ -167,6 +170,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         evicted_bytes=raw["evicted_bytes"],
         discarded_bytes=raw["discarded_bytes"],
         populated_bytes=raw["populated_bytes"],
+        segment_populated_bytes=raw["segment_populated_bytes"],
         host_mapped_bytes=raw["host_mapped_bytes"],
         released_bytes=raw["released_bytes"],
         lost_reads=raw["lost_reads"],

@@ -459,6 +459,9 @@ def stats() -> dict:
     - ``evict_calls``, ``evict_bytes``: evictions to the host, with a copy.
     - ``discard_calls``, ``discard_bytes``: dead blocks dropped without a copy.
     - ``populate_calls``, ``populate_bytes``: dead blocks given fresh GPU pages instead of a copy.
+    - ``segment_populate_calls``, ``segment_populate_bytes``: managed segments populated on the GPU as
+      they were made while the engine slept (``populate_segments``; deepum/specs/sleep.py), one call
+      each on the allocating stream, so that their first touches do not fault.
     - ``host_map_calls``, ``host_map_bytes``: ranges mapped from the host (``host_map_uses``): preferred
       location the host, accessed by the GPU, resident pages evicted with a copy (in ``evict_bytes``).
       ``host_unmap_calls``, ``host_unmap_bytes``: ranges whose mapping was withdrawn (they migrate again).
@@ -541,7 +544,8 @@ def _attribution_counts() -> dict:
             "faults_unattributed": lessons.faults_unattributed if lessons else 0}
 
 
-_PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes", "host_map_bytes",
+_PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes",
+                  "segment_populate_bytes", "host_map_bytes",
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",

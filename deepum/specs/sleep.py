@@ -10,6 +10,11 @@ launch hook runs and the policy, told first that every block of the live segment
 (Policy.wake: which of them the GPU touched while the engine slept is not known), decides as
 usual. With wake_percent 0 the engine never sleeps, and a session that loads a learned state (a warm
 start) wakes at once: the run that learned it was under pressure.
+
+While asleep, deepum's policy populates each managed segment that leaves the gate asleep on the GPU as
+it is made (`populates_new_segments`): one prefetch of fresh pages, no copy, where the driver alone
+would fault on every first touch. It has room: the live segments then span at most the capacity. A
+segment that wakes the gate is left to the woken policy, which counts it resident.
 """
 from __future__ import annotations
 
@@ -52,3 +57,10 @@ class SleepGate:
     def segment_free(self, nbytes: int) -> None:
         """A managed segment this gate saw made is freed."""
         self.segment_bytes -= nbytes
+
+
+def populates_new_segments(mode: str, populate_segments: bool) -> bool:
+    """Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on
+    the GPU at once: deepum's policy with DeepUMConfig.populate_segments; um and advise leave its first
+    touches to fault, as the driver alone does."""
+    return mode == "deepum" and populate_segments
