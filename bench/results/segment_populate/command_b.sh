@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# call B: the safety and launcher GPU tests over the segment population (side streams, CUDA graphs,
+# torch.compile, injected CUDA failures, exits; the launcher's HF Trainer run and two-process warm start).
+export DEEPUM_NO_OVERSUBSCRIBE=1
+T0=$(date +%s)
+R=$OUT/records; mkdir -p $R
+python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
+PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
+echo "built in $(( $(date +%s) - T0 )) s"
+PYTHONPATH=. timeout $(( 580 - ($(date +%s) - T0) )) python3 -m pytest -v -p no:cacheprovider tests/test_launcher_gpu.py tests/test_safety_gpu.py > $R/tests.log 2>&1
+grep -E "PASSED|FAILED|ERROR|passed|failed" $R/tests.log | cut -c1-200
+echo "tests done $(( $(date +%s) - T0 )) s"
+tar -czf $OUT/b.tgz -C $OUT records; rm -rf $R
