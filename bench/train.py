@@ -33,7 +33,9 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   way, deepum.stats()'s h2d_link_busy_ns and d2h_link_busy_ns), hook_s_per_step (CPU time of the
   launch hook), hook_split_s_per_step (its parts: scan, policy, wait, demand, submit) and
   worker_s_per_step (CPU time the worker spent issuing prefetches, evictions, discards, populations and
-  host-mapping advice);
+  host-mapping advice); gpu_busy_s_per_step (the time the GPU ran kernels, deepum.stats()'s
+  gpu_busy_ns; None where the engine slept, as kernel records are off then) and gpu_idle_s_per_step
+  (step_s_median less it: the GPU waiting on migrations or on the launching thread);
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
@@ -206,6 +208,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
     hits = sum(row.get("kernel_prediction_hits", 0) for row in rows)
     misses = sum(row.get("kernel_prediction_misses", 0) for row in rows)
     busy = {direction: _mean(rows, f"{direction}_link_busy_ns") for direction in ("h2d", "d2h")}
+    gpu_busy = _seconds(_mean(rows, "gpu_busy_ns")) or None  # 0: no kernel records (asleep)
     figures.update({
         "footprint_bytes": footprint,
         "faults_per_step": _mean(rows, "gpu_page_faults"),
@@ -221,6 +224,8 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "hook_s_per_step": _seconds(_mean(rows, "hook_ns")),
         "hook_split_s_per_step": {part: _seconds(_mean(rows, f"hook_{part}_ns")) for part in HOOK_PARTS},
         "worker_s_per_step": {part: _seconds(_mean(rows, f"worker_{part}_ns")) for part in WORKER_PARTS},
+        "gpu_busy_s_per_step": gpu_busy,
+        "gpu_idle_s_per_step": None if gpu_busy is None else median - gpu_busy,
     })
     return figures
 

@@ -2,7 +2,8 @@
 // faults, host-to-device and device-to-host transfers with their cause and time span; the spans of
 // each direction give the link's busy time) feed the iteration bins and their totals
 // (iteration_bins.hpp) and, when on, the trace being recorded and the fault log that learning from
-// faults drains; kernel records (GPU time spans) let Python attribute faults to launches.
+// faults drains; kernel records (GPU time spans) let Python attribute faults to launches and give
+// each iteration the time the GPU ran kernels (on while the engine is awake, recording or learning).
 #include <cuda.h>
 #include <cupti.h>
 
@@ -27,11 +28,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   const bool recording = rt.recorder.on.load(std::memory_order_relaxed);
   const bool learning = rt.fault_log.on.load(std::memory_order_relaxed);
   std::vector<TransferRecord> transfers;
+  std::vector<KernelSpan> kernels;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
     if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) {
       const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
       if (recording) rt.recorder.kernel_time(k->correlationId, k->start, k->end);
       if (learning) rt.fault_log.kernel_time(k->correlationId, k->start, k->end);
+      kernels.push_back({k->start, k->end});
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
@@ -59,6 +62,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     }
   }
   rt.iteration_bins.transfers(std::move(transfers));
+  rt.iteration_bins.kernels(std::move(kernels));
   free(buffer);
 }
 
@@ -84,12 +88,26 @@ void configure_fault_log(int device) {
   rt.fault_log_configured = true;
 }
 
-bool restore_fault_log(bool kernel_records) {
-  if (!runtime().fault_log_configured) return true;
+bool restore_fault_log() {
+  Runtime& rt = runtime();
+  if (!rt.fault_log_configured) return true;
   bool ok = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) == CUPTI_SUCCESS;
   ok = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS && ok;
-  if (kernel_records) ok = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS && ok;
+  if (rt.kernel_records.load()) ok = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS && ok;
   return ok;
+}
+
+bool enable_kernel_records() {
+  Runtime& rt = runtime();
+  if (rt.kernel_records.load()) return true;
+  if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) return false;
+  rt.kernel_records.store(true);
+  return true;
+}
+
+void disable_kernel_records() {
+  Runtime& rt = runtime();
+  if (rt.kernel_records.exchange(false)) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 }
 
 void flush_fault_log() {

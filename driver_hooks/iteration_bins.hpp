@@ -31,6 +31,12 @@ struct BusyUnion {
 struct IterationFigures {
   uint64_t gpu_page_faults = 0, fault_h2d_bytes = 0, prefetch_h2d_bytes = 0, other_h2d_bytes = 0, d2h_bytes = 0;
   BusyUnion h2d_link, d2h_link;
+  BusyUnion kernels;  // the GPU running kernels (kernel records on only)
+};
+
+struct KernelSpan {
+  uint64_t start, end;
+  bool operator<(const KernelSpan& o) const { return start < o.start || (start == o.start && end < o.end); }
 };
 
 enum class Transfer { kFaultH2D, kPrefetchH2D, kOtherH2D, kD2H };
@@ -67,6 +73,15 @@ class IterationBins {
     for (const TransferRecord& r : records) {
       add(bin(r.start), r);
       add(totals_, r);
+    }
+  }
+  // One buffer's kernel records: each span counted in the bin of its start.
+  void kernels(std::vector<KernelSpan> spans) {
+    std::sort(spans.begin(), spans.end());
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const KernelSpan& k : spans) {
+      bin(k.start).kernels.add(k.start, k.end);
+      totals_.kernels.add(k.start, k.end);
     }
   }
   std::vector<IterationFigures> figures() const {

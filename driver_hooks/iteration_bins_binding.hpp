@@ -16,6 +16,7 @@ inline pybind11::dict iteration_figures_dict(const IterationFigures& f) {
   row["d2h_bytes"] = f.d2h_bytes;
   row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
   row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
+  row["gpu_busy_ns"] = f.kernels.busy_ns;
   return row;
 }
 

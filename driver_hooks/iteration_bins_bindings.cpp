@@ -1,6 +1,6 @@
 // Python binding of the fault log's iteration bins (iteration_bins.hpp) for tests: transfer kinds
-// are "fault_h2d", "prefetch_h2d", "other_h2d" and "d2h"; figures() gives one dict per bin, totals()
-// one for all records.
+// are "fault_h2d", "prefetch_h2d", "other_h2d" and "d2h", kernel records (start, end) spans;
+// figures() gives one dict per bin, totals() one for all records.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -43,6 +43,13 @@ void bind_iteration_bins(py::module_& m) {
              bins.transfers(std::move(records));
            },
            py::arg("records"), "One buffer's transfers: (start_ns, end_ns, bytes, kind) each.")
+      .def("kernels",
+           [](IterationBins& bins, const std::vector<std::pair<uint64_t, uint64_t>>& rows) {
+             std::vector<KernelSpan> spans;
+             for (const auto& [start, end] : rows) spans.push_back({start, end});
+             bins.kernels(std::move(spans));
+           },
+           py::arg("spans"), "One buffer's kernel records: (start_ns, end_ns) each.")
       .def("figures", [](const IterationBins& bins) {
         py::list out;
         for (const IterationFigures& f : bins.figures()) out.append(iteration_figures_dict(f));

@@ -216,6 +216,7 @@ void wake_engine() {
   rt.sleep.asleep.store(false);
   if (rt.subscriber && !enable_launch_callbacks())
     rt.counters.note_failure("cuptiEnableCallback", "the launch hook could not come on: launches stay unseen");
+  enable_kernel_records();  // refused: gpu_busy_ns stays 0
 }
 
 void unsubscribe_launch_hook() {

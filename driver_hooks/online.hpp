@@ -77,6 +77,7 @@ struct Runtime {
   CUpti_SubscriberHandle subscriber = nullptr;  // the launch hook's, while started
   SleepState sleep;
   bool fault_log_configured = false;
+  std::atomic<bool> kernel_records{false};  // CUPTI's kernel records are on (fault_log.cpp)
   std::once_flag allocator_hook_attached;
   std::unique_ptr<Engine> engine;  // while started; declared last, so destroyed first
 };
@@ -96,7 +97,11 @@ void attach_allocator_hook();
 void configure_fault_log(int device);
 void flush_fault_log();
 // After another CUPTI client (a profiler) ran: takes CUPTI's activity buffers back and enables the
-// unified-memory counters (and kernel records) again; false when CUPTI refuses.
-bool restore_fault_log(bool kernel_records);
+// unified-memory counters (and kernel records, if they were on) again; false when CUPTI refuses.
+bool restore_fault_log();
+// Kernel records (GPU time spans): on for a recording, for lessons from faults and while the engine is
+// awake (the iterations' GPU busy time); false when CUPTI refuses. Off again when the engine stops.
+bool enable_kernel_records();
+void disable_kernel_records();
 
 }  // namespace deepum

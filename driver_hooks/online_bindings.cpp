@@ -70,8 +70,8 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
   rt.context = primary_context(device);
   mark_iteration_time(true);
   try {
-    if (record || learn_faults)  // kernel records: GPU time spans, to attribute faults to launches
-      check_cupti(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+    if ((record || learn_faults) && !enable_kernel_records())  // GPU time spans, to attribute faults to launches
+      throw std::runtime_error("deepum cannot start: CUPTI refused kernel records (cuptiActivityEnable(CONCURRENT_KERNEL))");
     if (record) {
       rt.recorder.drain();
       rt.recorder.on.store(true);
@@ -98,6 +98,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
     subscribe_launch_hook();
     if (!rt.sleep.asleep.load() && !enable_launch_callbacks())
       throw std::runtime_error("deepum's launch hook cannot start: CUPTI refused the launch callbacks");
+    if (!rt.sleep.asleep.load()) enable_kernel_records();  // refused: gpu_busy_ns stays 0
   } catch (...) {
     stop();
     throw;
@@ -114,8 +115,9 @@ void stop() {
   }
   rt.engine.reset();
   flush_fault_log();
-  const bool recorded = rt.recorder.on.exchange(false), learned = rt.fault_log.on.exchange(false);
-  if (recorded || learned) cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  rt.recorder.on.store(false);
+  rt.fault_log.on.store(false);
+  disable_kernel_records();
 }
 
 // A graph capture (or another pool's scope) begins: the engine stands aside until resume(), with
@@ -137,8 +139,7 @@ void resume_engine() {
 }
 
 bool restore_cupti() {
-  Runtime& rt = runtime();
-  return restore_fault_log(rt.recorder.on.load() || rt.fault_log.on.load());
+  return restore_fault_log();
 }
 
 py::dict drain_recording() { return runtime().recorder.drain(); }

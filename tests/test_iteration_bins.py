@@ -85,6 +85,28 @@ def test_busy_time_of_one_buffer_is_the_union_of_its_transfers_per_iteration(mar
         assert got["d2h_link_busy_ns"] == union_ns(spans["d2h"])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(times, max_size=6), st.lists(st.lists(st.tuples(times, st.integers(1, 50)).map(
+    lambda t: (t[0], t[0] + t[1])), max_size=8), max_size=3))
+def test_gpu_busy_time_is_the_union_of_the_kernels_that_began_in_the_iteration(marks, buffers):
+    bins, model = _native.IterationBins(), Model()
+    for t in marks:
+        bins.mark(t)
+        model.mark(t)
+    for spans in buffers:
+        bins.kernels(spans)
+    by_bin = [[] for _ in model.rows]
+    for start, end in (span for spans in buffers for span in spans):
+        by_bin[model.bin(start)].append((start, end))
+    figures = bins.figures()
+    for got, spans in zip(figures, by_bin):
+        assert got["gpu_busy_ns"] <= union_ns(spans)
+        assert got["h2d_link_busy_ns"] == got["d2h_link_busy_ns"] == got["gpu_page_faults"] == 0
+    if len(buffers) == 1:  # one buffer: exactly the union
+        assert [got["gpu_busy_ns"] for got in figures] == [union_ns(spans) for spans in by_bin]
+    assert bins.totals()["gpu_busy_ns"] <= union_ns([span for spans in buffers for span in spans])
+
+
 def test_a_record_at_a_mark_counts_after_it_and_reset_forgets_all():
     bins = _native.IterationBins()
     bins.mark(100)

@@ -486,6 +486,10 @@ def stats() -> dict:
     - ``h2d_link_busy_ns``, ``d2h_link_busy_ns``: time the host link was busy migrating managed memory
       to the GPU, and to the host: the union of the transfers' GPU time spans in each direction (an
       interval delivered late, after a later one was counted, adds only its part past it).
+    - ``gpu_busy_ns``: time the GPU ran kernels, the union of CUPTI's kernel records' spans counted
+      the same way; kernel records are on while the engine is awake (and for a recording or learning
+      from faults), so it is 0 while the engine sleeps. A step's time less it is the GPU waiting: on
+      migrations or on the launching thread.
     - ``fault_lessons``, ``faults_learned``: launches and blocks the tables learned from the fault log
       (learn_from "faults"); ``faults_attributed``, ``faults_unattributed``: faults given to a launch by
       GPU time, and not.
