@@ -402,10 +402,31 @@ TIME_PARTS = (("compute", "tab:green", "compute (in-memory step)"), ("h2d", "tab
 """The stacked parts of plot_time_accounting: key of time_split, colour, legend."""
 
 
+def gpu_split(record: dict) -> dict | None:
+    """The step as the GPU spent it, in seconds, for records with the GPU's busy time (engines awake
+    under a budget): compute (the in-memory step, at most the busy time), slower kernels (the busy
+    time beyond it: faults and host-mapped accesses inside kernels), idle (the step less the busy time:
+    the GPU waiting on migrations or on the launching thread); they sum to the step. None without it."""
+    busy = record.get("gpu_busy_s_per_step")
+    if busy is None:
+        return None
+    step = record["step_s_median"]
+    busy = min(busy, step)
+    compute = min(busy, (record.get("bounds") or {}).get("in_memory_step_s") or 0.0)
+    return {"compute": compute, "slower_kernels": busy - compute, "idle": step - busy}
+
+
+GPU_PARTS = (("compute", "tab:green"), ("slower_kernels", "tab:olive", "GPU: kernels beyond the in-memory step"),
+             ("idle", "0.75", "GPU idle (waiting on migrations or the CPU)"))
+"""The parts of gpu_split drawn in a narrow bar beside each run's: key, colour, legend (compute's is
+TIME_PARTS')."""
+
+
 def plot_time_accounting(records: list[dict], path: Path) -> None:
     """Per workload, one stacked bar per run under a budget below 1 (by budget, then mode): its step
     split by time_split, a black tick at the step time, and across the bar the UVM-path bound (solid)
-    and the pinned-copy bound (dashed) of bench/bounds.py."""
+    and the pinned-copy bound (dashed) of bench/bounds.py; beside it, where the record has the GPU's
+    busy time, a narrow bar of gpu_split."""
     groups = _groups(records)
     plt, fig, axes = _axes(len(groups), "Where the step goes (bars) against the bounds (lines)")
     for ax, (label, group) in zip(axes, groups):
@@ -424,6 +445,11 @@ def plot_time_accounting(records: list[dict], path: Path) -> None:
                 ax.bar(i, split[key] * 1e3, 0.7, bottom=bottom, color=colour, label=once(legend))
                 bottom += split[key] * 1e3
             ax.hlines(split["step"] * 1e3, i - 0.4, i + 0.4, color="black", linewidth=2, label=once("step"))
+            gpu, bottom = gpu_split(r), 0.0
+            for key, colour, *legend in GPU_PARTS if gpu else ():
+                ax.bar(i + 0.42, gpu[key] * 1e3, 0.14, bottom=bottom, color=colour,
+                       label=once(legend[0]) if legend else None)
+                bottom += gpu[key] * 1e3
             bounds = r.get("bounds") or {}
             for key, style, legend in (("uvm_path_s", "-", "UVM-path bound"),
                                        ("pinned_copy_s", "--", "pinned-copy bound")):

@@ -185,6 +185,16 @@ def test_time_split_stacks_compute_link_and_the_rest(records):
     assert bench_report.time_split(old) == {"compute": 0.0, "h2d": 0.0, "d2h": 0.0, "other": 0.3, "step": 0.3}
 
 
+def test_gpu_split_is_compute_slower_kernels_and_idle_summing_to_the_step(records):
+    deepum = find(records, "gpt2", "deepum", 0.5)                    # 0.4 s step, 0.1 s in memory
+    assert bench_report.gpu_split(deepum) is None                    # no kernel records
+    assert bench_report.gpu_split(dict(deepum, gpu_busy_s_per_step=0.15)) == pytest.approx(
+        {"compute": 0.1, "slower_kernels": 0.05, "idle": 0.25})
+    fast = dict(deepum, gpu_busy_s_per_step=0.08)                   # less than the in-memory step: all compute
+    assert bench_report.gpu_split(fast) == pytest.approx({"compute": 0.08, "slower_kernels": 0.0, "idle": 0.32})
+    assert sum(bench_report.gpu_split(dict(deepum, gpu_busy_s_per_step=0.5)).values()) == pytest.approx(0.4)
+
+
 def test_markdown_table(records):
     text = bench_report.markdown(records, "python3 bench/run_all.py --out x")
     assert "GPU NVIDIA H200; driver 580.159.04; CUDA 13.0; PyTorch 2.11.0+cu130" in text
@@ -201,6 +211,8 @@ def test_markdown_table(records):
 
 
 def test_write_report(records, tmp_path):
+    awake = find(records, "gpt2", "deepum", 0.5)
+    records = [dict(r, gpu_busy_s_per_step=0.15) if r is awake else r for r in records]  # one with the GPU's view
     paths = bench_report.write_report(records, tmp_path, "cmd")
     assert {p.name for p in paths} == {"results.json", "results.md", *bench_report.PLOTS}
     for name in bench_report.PLOTS:
