@@ -97,11 +97,10 @@ def run_variant(args) -> dict:
 
         step = bench_train.training_step(workload, model, optimizer)
         prefetched = prefetch_managed_segments(torch) if prefetching else 0
-        step_s, _ = bench_train.timed_steps(1, "cuda", workload.make_batch, step, torch.cuda.synchronize)
+        step_s = bench_train.timed_steps(1, "cuda", workload.make_batch, step, torch.cuda.synchronize).step_s
         prefetched += prefetch_managed_segments(torch) if prefetching else 0
-        later, _ = bench_train.timed_steps(args.steps - 1, "cuda", lambda index: workload.make_batch(index + 1), step,
-                                           torch.cuda.synchronize)
-        step_s += later
+        step_s += bench_train.timed_steps(args.steps - 1, "cuda", lambda index: workload.make_batch(index + 1), step,
+                                          torch.cuda.synchronize).step_s
         return {"step_s": step_s, "median_s": statistics.median(step_s[args.warmup:]), "prefetched_bytes": prefetched,
                 "device": torch.cuda.get_device_name()}
 

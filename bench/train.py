@@ -39,6 +39,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
+- enqueue_s (per step, the time until the step's code returned, every launch issued: the launching
+  thread's share of the step) and enqueue_s_median (over the measured steps);
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
   memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
   peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
@@ -58,6 +60,7 @@ import statistics
 import subprocess
 import sys
 import time
+import typing
 from pathlib import Path
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -280,22 +283,33 @@ def training_step(workload, model, optimizer, zero_grad_to_none: bool = True, fo
     return step
 
 
-def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> tuple[list, list]:
+class TimedSteps(typing.NamedTuple):
+    """Per step, in seconds: the whole step (between two synchronizations), and the time until step()
+    returned, every launch of the step issued (the launching thread's share; the rest of the step the
+    CPU waited for the GPU); and the losses."""
+
+    step_s: list
+    enqueue_s: list
+    losses: list
+
+
+def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> TimedSteps:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
-    synchronize() calls, then deepum.mark_iteration(). Returns the step times (s) and the losses."""
-    step_s, losses = [], []
+    synchronize() calls, then deepum.mark_iteration()."""
+    timed = TimedSteps([], [], [])
     for index in range(steps):
         batch = tuple(t.to(device) for t in make_batch(index))
         synchronize()
         start = time.perf_counter()
         loss = step(batch)
+        timed.enqueue_s.append(time.perf_counter() - start)
         synchronize()
-        step_s.append(time.perf_counter() - start)
-        losses.append(loss.item())
+        timed.step_s.append(time.perf_counter() - start)
+        timed.losses.append(loss.item())
         deepum.mark_iteration()
-        print(f"{label}step {index} {step_s[-1] * 1e3:.1f} ms loss {losses[-1]:.4f}", flush=True)
-    return step_s, losses
+        print(f"{label}step {index} {timed.step_s[-1] * 1e3:.1f} ms loss {timed.losses[-1]:.4f}", flush=True)
+    return timed
 
 
 def train(torch, args, workload, device: str) -> dict:
@@ -309,11 +323,11 @@ def train(torch, args, workload, device: str) -> dict:
 
     step = training_step(workload, model, optimizer, training.zero_grad_to_none,
                          offload.hooks if offload else None)
-    step_s, losses = timed_steps(args.steps, device, workload.make_batch, step, synchronize)
+    timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
-    return {"step_s": step_s, "losses": losses,
+    return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "losses": timed.losses,
             "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None,
             "memory_method": training.method, "parameter_sha256": digest}
 
@@ -341,6 +355,7 @@ def main(argv=None) -> int:
             "seed": args.seed,
             **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
                            stats.get("capacity_bytes"), stats.get("managed_bytes_peak")),
+            "enqueue_s": run["enqueue_s"], "enqueue_s_median": statistics.median(run["enqueue_s"][args.warmup:]),
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
             "memory_method": run["memory_method"], "precision": args.precision,
             "parameter_sha256": run["parameter_sha256"],

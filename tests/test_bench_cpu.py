@@ -323,6 +323,7 @@ def test_workload_trains_one_step_on_cpu(name):
     finally:
         torch.use_deterministic_algorithms(False)
     assert len(run["step_s"]) == 2 and all(math.isfinite(loss) for loss in run["losses"])
+    assert len(run["enqueue_s"]) == 2 and all(0 < e <= s for e, s in zip(run["enqueue_s"], run["step_s"]))
     assert run["offloaded_bytes_per_step"] is None
     assert bench_train.parameter_digest(again.model) == digest      # same seed, same training: bitwise equal
     batch = workload.make_batch(0)
