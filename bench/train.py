@@ -36,6 +36,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   host-mapping advice); gpu_busy_s_per_step (the time the GPU ran kernels, deepum.stats()'s
   gpu_busy_ns; None where the engine slept, as kernel records are off then) and gpu_idle_s_per_step
   (step_s_median less it: the GPU waiting on migrations or on the launching thread);
+  launch_driver_s_per_step (the driver's time in the launch calls after the hook: the launching
+  thread held by a full launch queue);
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
   step_s_median otherwise (without it the bounds are the link's alone);
@@ -228,6 +230,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "hook_split_s_per_step": {part: _seconds(_mean(rows, f"hook_{part}_ns")) for part in HOOK_PARTS},
         "worker_s_per_step": {part: _seconds(_mean(rows, f"worker_{part}_ns")) for part in WORKER_PARTS},
         "gpu_busy_s_per_step": gpu_busy,
+        "launch_driver_s_per_step": _seconds(_mean(rows, "launch_driver_ns")),
         "gpu_idle_s_per_step": None if gpu_busy is None else median - gpu_busy,
     })
     return figures

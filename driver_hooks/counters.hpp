@@ -52,6 +52,9 @@ struct Counters {
   std::atomic<uint64_t> indexed_launches{0};       // launches of indexed kernels (indexed_kernels.hpp)
   std::atomic<uint64_t> launches_ignored{0};  // launches of other contexts, or during a graph capture
   std::atomic<uint64_t> hook_ns{0};     // CPU time the launch hook spent on the launching threads
+  // Time the driver's launch calls took after the hook returned, until they returned: long when the
+  // launch queue is full (the GPU far behind the launching thread)
+  std::atomic<uint64_t> launch_driver_ns{0};
   // ... of which: reading arguments, the policy's decision, the kernel's waits for migrations, its
   // missing blocks prefetched on its stream, the other moves handed to the worker
   std::atomic<uint64_t> hook_scan_ns{0}, hook_policy_ns{0}, hook_wait_ns{0}, hook_demand_ns{0}, hook_submit_ns{0};

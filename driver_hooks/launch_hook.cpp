@@ -7,8 +7,10 @@
 #include <cupti.h>  // also brings generated_cuda_meta.h (the launch parameter structs)
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -150,6 +152,9 @@ void forget_kernels() {
   rt.launch_hook.kernels.clear();
 }
 
+// When the hook returned for this thread's launch under way (launch_driver_ns), if it saw it.
+thread_local std::optional<std::chrono::steady_clock::time_point> hook_returned;
+
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) forget_kernels();
@@ -157,6 +162,13 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   Runtime& rt = runtime();
+  if (cb->callbackSite == CUPTI_API_EXIT) {
+    if (hook_returned && rt.engine)
+      rt.counters.launch_driver_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - *hook_returned).count());
+    hook_returned.reset();
+    return;
+  }
   if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
   if (cb->context != rt.context || rt.paused.load(std::memory_order_relaxed)) {
     rt.counters.launches_ignored++;  // another device's context, or a graph capture under way
@@ -183,6 +195,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     default: break;
   }
   rt.counters.hook_ns += clock.lap();
+  hook_returned = std::chrono::steady_clock::now();
 }
 
 }  // namespace

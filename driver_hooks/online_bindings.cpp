@@ -176,6 +176,7 @@ py::dict stats() {
   out["discard_bytes"] = rt.counters.discard_bytes.load();
   out["populate_calls"] = rt.counters.populate_calls.load();
   out["populate_bytes"] = rt.counters.populate_bytes.load();
+  out["launch_driver_ns"] = rt.counters.launch_driver_ns.load();
   out["segment_populate_calls"] = rt.counters.segment_populate_calls.load();
   out["segment_populate_bytes"] = rt.counters.segment_populate_bytes.load();
   out["host_map_calls"] = rt.counters.host_map_calls.load();

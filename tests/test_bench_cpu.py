@@ -236,7 +236,8 @@ def test_step_figures_from_per_iteration_rows():
     rows = [{"touched_bytes": t, "gpu_page_faults": f, "fault_h2d_bytes": 100, "prefetch_h2d_bytes": 300,
              "other_h2d_bytes": 0, "d2h_bytes": 200, "prefetch_bytes": 300, "evict_bytes": 200,
              "kernel_prediction_hits": 9, "kernel_prediction_misses": 1, "h2d_link_busy_ns": busy,
-             "d2h_link_busy_ns": 2 * busy, "hook_ns": 1000, "worker_evict_ns": 3 * busy, "gpu_busy_ns": busy}
+             "d2h_link_busy_ns": 2 * busy, "hook_ns": 1000, "worker_evict_ns": 3 * busy, "gpu_busy_ns": busy,
+             "launch_driver_ns": busy}
             for t, f, busy in ((900, 50, 9), (1000, 4, 4e8), (1000, 6, 6e8))]
     figures = bench_train.step_figures([3.0, 1.0, 2.0], rows, warmup=1, batch=4, capacity=800)
     assert figures["step_s_median"] == 1.5 and figures["step_s_spread"] == 1.0
@@ -250,6 +251,7 @@ def test_step_figures_from_per_iteration_rows():
     assert figures["worker_s_per_step"] == {"prefetch": None, "evict": 1.5, "discard": None, "populate": None,
                                             "map": None}           # counters an engine gave, and those it did not
     assert figures["gpu_busy_s_per_step"] == 0.5 and figures["gpu_idle_s_per_step"] == 1.0
+    assert figures["launch_driver_s_per_step"] == 0.5
     older = [{key: value for key, value in row.items() if "link_busy" not in key} for row in rows]
     assert bench_train.step_figures([3.0, 1.0, 2.0], older, 1, 4, 800)["link_busy_s_per_step"] == \
         {"h2d": None, "d2h": None}                                   # records of engines without the counters

@@ -427,7 +427,9 @@ def stats() -> dict:
       ``hook_policy_ns`` the policy's decision (the engine's lock included), ``hook_wait_ns`` making the
       kernel's stream wait for its blocks' migrations, ``hook_demand_ns`` prefetching its missing blocks
       on its stream, ``hook_submit_ns`` handing the other moves to the worker (events recorded on the
-      launching stream included).
+      launching stream included). ``launch_driver_ns``: time those launch calls took in the driver
+      after the hook returned: long when the launch queue is full, the GPU far behind the launching
+      thread.
     - ``worker_prefetch_ns``, ``worker_evict_ns``, ``worker_discard_ns``, ``worker_populate_ns``,
       ``worker_map_ns``: CPU time the worker thread spent issuing prefetches, evictions, discards,
       populations and host-mapping advice (with the copy out of a mapped block's resident pages). A
@@ -549,7 +551,7 @@ def _attribution_counts() -> dict:
 
 
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes",
-                  "segment_populate_bytes", "host_map_bytes",
+                  "segment_populate_bytes", "host_map_bytes", "launch_driver_ns",
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
