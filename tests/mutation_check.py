@@ -85,6 +85,8 @@ MUTATIONS = {
     "populated-segment-blocks-arrive-at-once": (
         "driver_hooks/uvm_model.hpp", "      arrival_s_[b] = link_free_s_;\n      move_in(b, kPagesPerBlock, 0);",
         "      move_in(b, kPagesPerBlock, 0);"),
+    "kernel-spans-binned-by-end": (
+        "driver_hooks/iteration_bins.hpp", "bin(k.start).kernels.add(k.start, k.end);", "bin(k.end).kernels.add(k.start, k.end);"),
     "simulator-never-sleeps": (
         "driver_hooks/uvm_model.hpp", "sleeps(trace, options) ? options.wake_percent : 0", "0"),
     "confidence-ignored": (
