@@ -416,10 +416,10 @@ def gpu_split(record: dict) -> dict | None:
     return {"compute": compute, "slower_kernels": busy - compute, "idle": step - busy}
 
 
-GPU_PARTS = (("compute", "tab:green"), ("slower_kernels", "tab:olive", "GPU: kernels beyond the in-memory step"),
+GPU_PARTS = (("compute", "tab:green", None), ("slower_kernels", "tab:olive", "GPU: kernels beyond the in-memory step"),
              ("idle", "0.75", "GPU idle (waiting on migrations or the CPU)"))
-"""The parts of gpu_split drawn in a narrow bar beside each run's: key, colour, legend (compute's is
-TIME_PARTS')."""
+"""The parts of gpu_split drawn in a narrow bar beside each run's: key, colour, legend (None: compute's
+is TIME_PARTS')."""
 
 
 def plot_time_accounting(records: list[dict], path: Path) -> None:
@@ -446,9 +446,8 @@ def plot_time_accounting(records: list[dict], path: Path) -> None:
                 bottom += split[key] * 1e3
             ax.hlines(split["step"] * 1e3, i - 0.4, i + 0.4, color="black", linewidth=2, label=once("step"))
             gpu, bottom = gpu_split(r), 0.0
-            for key, colour, *legend in GPU_PARTS if gpu else ():
-                ax.bar(i + 0.42, gpu[key] * 1e3, 0.14, bottom=bottom, color=colour,
-                       label=once(legend[0]) if legend else None)
+            for key, colour, legend in GPU_PARTS if gpu else ():
+                ax.bar(i + 0.42, gpu[key] * 1e3, 0.14, bottom=bottom, color=colour, label=legend and once(legend))
                 bottom += gpu[key] * 1e3
             bounds = r.get("bounds") or {}
             for key, style, legend in (("uvm_path_s", "-", "UVM-path bound"),

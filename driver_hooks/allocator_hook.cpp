@@ -24,14 +24,6 @@ bool managed_on_our_device(const CA::TraceEntry& e) {
          managed;
 }
 
-// Neither a graph capture nor another pool's scope is open, nor is `stream` being captured: work
-// issued on it now runs as it is issued.
-bool outside_captures(const Runtime& rt, CUstream stream) {
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  return !rt.paused.load(std::memory_order_relaxed) && cuStreamIsCapturing(stream, &capture) == CUDA_SUCCESS &&
-         capture == CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 // The sleep gate of the running engine follows the managed segments (sleep_gate.hpp); a segment made
 // on `stream` that leaves it asleep is populated (deepum/specs/sleep.py).
 void note_segment(Runtime& rt, uint64_t addr, uint64_t size, bool made, CUstream stream) {
@@ -41,7 +33,7 @@ void note_segment(Runtime& rt, uint64_t addr, uint64_t size, bool made, CUstream
     rt.sleep.gate.segment_free(spanned_bytes(addr, size));
   else if (rt.sleep.gate.segment_alloc(spanned_bytes(addr, size)))
     wake_engine();
-  else if (rt.sleep.gate.asleep() && outside_captures(rt, stream))
+  else if (rt.sleep.gate.asleep() && !rt.paused.load(std::memory_order_relaxed) && !being_captured(stream))
     rt.engine->populate_segment(addr, size, stream);
 }
 

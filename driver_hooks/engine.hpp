@@ -33,8 +33,9 @@ namespace deepum {
 class Engine : private MemoryFacts {
  public:
   Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters)
-      : device_(device), populates_new_segments_(populates_new_segments(options)), memory_(memory),
-        counters_(counters), policy_(options, capacity_blocks, *this), worker_(device, memory, counters) {
+      : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
+        memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
+        worker_(device, memory, counters) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -73,10 +74,7 @@ class Engine : private MemoryFacts {
   // refusal is counted and the pages are left to fault in: nothing is in them yet.
   void populate_segment(uint64_t start, uint64_t bytes, CUstream stream) {
     if (!populates_new_segments_) return;
-    CUmemLocation gpu{};
-    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    gpu.id = device_;
-    if (!counters_.driver_ok(DEEPUM_GUARDED(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream),
+    if (!counters_.driver_ok(DEEPUM_GUARDED(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu_, 0, stream),
                                             CUDA_ERROR_UNKNOWN),
                              "populate a new segment"))
       return;
@@ -227,11 +225,8 @@ class Engine : private MemoryFacts {
           if (const int64_t n = um_block(d.block); n >= 0) missing.push_back(n);
     }
     if (missing.empty()) return;
-    CUmemLocation gpu{};
-    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    gpu.id = device_;
     for (const auto& [start, bytes] : memory_.contiguous_ranges(missing)) {
-      if (!counters_.driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu, 0, stream),
+      if (!counters_.driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu_, 0, stream),
                                "prefetch on the kernel's stream"))
         continue;
       counters_.demand_prefetch_calls++;
@@ -329,7 +324,15 @@ class Engine : private MemoryFacts {
     s.last = lane;
   }
 
+  static CUmemLocation device_location(int device) {
+    CUmemLocation gpu{};
+    gpu.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    gpu.id = device;
+    return gpu;
+  }
+
   const int device_;
+  const CUmemLocation gpu_;  // where prefetches on the launching streams go
   const bool populates_new_segments_;
   EngineMemory& memory_;
   Counters& counters_;

@@ -72,8 +72,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
                uint32_t correlation, const char* name) {
   Runtime& rt = runtime();
   // The engine's waits, prefetches and event records must not enter a graph being captured.
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+  if (being_captured(stream)) {
     rt.counters.launches_ignored++;
     return;
   }

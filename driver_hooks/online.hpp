@@ -84,6 +84,13 @@ struct Runtime {
 
 Runtime& runtime();  // online_bindings.cpp
 
+// Whether work issued on `stream` now would enter a graph being captured (or its state is unknown):
+// the engine issues nothing there.
+inline bool being_captured(CUstream stream) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuStreamIsCapturing(stream, &capture) != CUDA_SUCCESS || capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 // launch_hook.cpp
 void subscribe_launch_hook();  // module unloads only: the launch callbacks come on when the engine wakes
 void unsubscribe_launch_hook();
