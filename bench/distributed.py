@@ -215,7 +215,8 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
     optimizer = workload.make_optimizer(torch, model)
 
     step = bench_train.training_step(workload, model, optimizer, zero_grad_to_none=False)
-    step_s, _, losses = bench_train.timed_steps(args.steps, device, make_batch, step, synchronize, f"rank {args.rank} ")
+    timed = bench_train.timed_steps(args.steps, device, make_batch, step, synchronize, f"rank {args.rank} ")
+    step_s, losses = timed.step_s, timed.losses
     stats = deepum.stats()
     per_iteration = stats.get("per_iteration", [])
     figures = {

@@ -43,6 +43,9 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   step_s_median otherwise (without it the bounds are the link's alone);
 - enqueue_s (per step, the time until the step's code returned, every launch issued: the launching
   thread's share of the step) and enqueue_s_median (over the measured steps);
+- timeline (with --timeline-step K): step K's idle breakdown (deepum.capture_timeline: the GPU's
+  idle time by what the kernel after each gap waited for, and by what ran meanwhile) and the names of
+  its spans (OUTPUT.timeline.npz) and plot (OUTPUT.timeline.png), written beside the record;
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
   memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
   peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
@@ -114,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the same workload's mode-none record: its step time is the bounds' in-memory step")
     parser.add_argument("--pinned-rates", type=Path, default=bounds.PINNED_PROBE, metavar="PROBE",
                         help="bench/pinned_copy_probe.py record for the pinned-copy bound (default: %(default)s)")
+    parser.add_argument("--timeline-step", type=int, default=None, metavar="K",
+                        help="capture step K's timeline (unified-memory modes): its idle breakdown goes into the "
+                             "record, its spans and plot beside it (OUTPUT.timeline.npz, OUTPUT.timeline.png)")
     return parser
 
 
@@ -128,6 +134,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--warm-start needs mode deepum's policy; mode {args.mode} has none")
     if args.record is not None and BY_NAME[args.mode].runtime == "none":
         parser.error(f"--record needs a unified-memory mode; mode {args.mode} runs without deepum")
+    if args.timeline_step is not None:
+        if BY_NAME[args.mode].runtime == "none":
+            parser.error(f"--timeline-step needs a unified-memory mode; mode {args.mode} runs without deepum")
+        if not 0 <= args.timeline_step < args.steps:
+            parser.error(f"--timeline-step must be in [0, --steps), got {args.timeline_step}")
     try:
         workloads.sizes(args)
         args.deepum_config = deepum_config(args)
@@ -289,26 +300,33 @@ def training_step(workload, model, optimizer, zero_grad_to_none: bool = True, fo
 class TimedSteps(typing.NamedTuple):
     """Per step, in seconds: the whole step (between two synchronizations), and the time until step()
     returned, every launch of the step issued (the launching thread's share; the rest of the step the
-    CPU waited for the GPU); and the losses."""
+    CPU waited for the GPU); the losses; and the captured step's timeline (deepum.capture_timeline),
+    if one was asked for."""
 
     step_s: list
     enqueue_s: list
     losses: list
+    timeline: typing.Any = None
 
 
-def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> TimedSteps:
+def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
+                timeline_step: int | None = None) -> TimedSteps:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
-    synchronize() calls, then deepum.mark_iteration()."""
+    synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured."""
     timed = TimedSteps([], [], [])
     for index in range(steps):
         batch = tuple(t.to(device) for t in make_batch(index))
-        synchronize()
-        start = time.perf_counter()
-        loss = step(batch)
-        timed.enqueue_s.append(time.perf_counter() - start)
-        synchronize()
-        timed.step_s.append(time.perf_counter() - start)
+        capture = deepum.capture_timeline() if index == timeline_step else contextlib.nullcontext()
+        with capture as captured:
+            synchronize()
+            start = time.perf_counter()
+            loss = step(batch)
+            timed.enqueue_s.append(time.perf_counter() - start)
+            synchronize()
+            timed.step_s.append(time.perf_counter() - start)
+        if captured is not None:
+            timed = timed._replace(timeline=captured.timeline)
         timed.losses.append(loss.item())
         deepum.mark_iteration()
         print(f"{label}step {index} {timed.step_s[-1] * 1e3:.1f} ms loss {timed.losses[-1]:.4f}", flush=True)
@@ -326,13 +344,23 @@ def train(torch, args, workload, device: str) -> dict:
 
     step = training_step(workload, model, optimizer, training.zero_grad_to_none,
                          offload.hooks if offload else None)
-    timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize)
+    timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize,
+                        timeline_step=args.timeline_step)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
-    return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "losses": timed.losses,
+    return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "losses": timed.losses, "timeline": timed.timeline,
             "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None,
             "memory_method": training.method, "parameter_sha256": digest}
+
+
+def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
+    """Writes the captured step's spans and plot beside the record; returns the record's entry: the
+    step, its time, its idle breakdown (deepum/runtime/timeline.py) and the two files' names."""
+    spans, plot = output.with_suffix(".timeline.npz"), output.with_suffix(".timeline.png")
+    timeline.save(spans)
+    timeline.plot(plot, title=f"{output.stem}: step {step}, {step_s:.3f} s")
+    return {"step": step, "step_s": step_s, **timeline.idle_breakdown(), "spans": spans.name, "plot": plot.name}
 
 
 def main(argv=None) -> int:
@@ -374,6 +402,9 @@ def main(argv=None) -> int:
         else:
             record.setdefault("footprint_bytes", None)
             record["peak_resident_bytes"] = stats.get("peak_resident_bytes")
+        if run["timeline"] is not None:
+            record["timeline"] = save_timeline(run["timeline"], Path(args.output), args.timeline_step,
+                                               run["step_s"][args.timeline_step])
         in_memory_step_s = record["step_s_median"] if args.mode == "none" else args.reference_step_s
         record["bounds"] = bounds.record_bounds(record, in_memory_step_s, Link.from_calibration(),
                                                 bounds.pinned_link(args.pinned_rates))

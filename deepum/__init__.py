@@ -22,6 +22,7 @@ _LAZY = {
     "is_enabled": "runtime.session",
     "stats": "runtime.session",
     "mark_iteration": "runtime.session",
+    "capture_timeline": "runtime.timeline",
     "Session": "runtime.session",
     "advise_model": "runtime.advice",
     "TooLateError": "runtime.limits",

@@ -32,10 +32,11 @@ namespace deepum {
 
 class Engine : private MemoryFacts {
  public:
-  Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters)
+  Engine(const Options& options, int64_t capacity_blocks, int device, EngineMemory& memory, Counters& counters,
+         Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, memory, counters) {
+        worker_(device, memory, counters, timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -45,8 +46,9 @@ class Engine : private MemoryFacts {
   }
 
   // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once); `indexed`:
-  // it reaches them through an index (indexed_kernels.hpp).
-  void on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream, bool indexed) {
+  // it reaches them through an index (indexed_kernels.hpp). Returns what the kernel was made to wait
+  // for (timeline.hpp's wait bits).
+  uint8_t on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream, bool indexed) {
     std::lock_guard<std::mutex> lock(mutex_);
     Stopwatch clock;
     counters_.launches++;
@@ -61,12 +63,13 @@ class Engine : private MemoryFacts {
     const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed);
     counters_.hook_policy_ns += clock.lap();
     // First, so that an eviction still in flight cannot land after the prefetch below.
-    wait_for_migrations(need, stream);
+    uint8_t waits = wait_for_migrations(need, stream) ? kWaitedForMigrations : 0;
     counters_.hook_wait_ns += clock.lap();
-    if (plan.demand_prefetch) prefetch_on_stream(plan, stream);
+    if (plan.demand_prefetch && prefetch_on_stream(plan, stream)) waits |= kPrefetchedOnStream;
     counters_.hook_demand_ns += clock.lap();
     submit(plan, stream);
     counters_.hook_submit_ns += clock.lap();
+    return waits;
   }
 
   // A managed segment [start, start + bytes) was made on `stream` and the engine sleeps on: deepum
@@ -196,9 +199,10 @@ class Engine : private MemoryFacts {
   // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
   // (the latest of the kernel's blocks there) has completed, as far as the worker has issued it (a
   // command not yet issued is not waited for: the kernel may fault on its block); waits the stream
-  // already has are not repeated.
-  void wait_for_migrations(const uint64_t (&need)[kLanes], CUstream stream) {
+  // already has are not repeated. Says whether a wait was enqueued.
+  bool wait_for_migrations(const uint64_t (&need)[kLanes], CUstream stream) {
     auto& waited = stream_waited_[stream];
+    bool enqueued = false;
     for (const Lane lane : kAllLanes) {
       const uint64_t published = worker_.published(lane);
       if (need[lane] > published) counters_.kernel_waits_unissued++;
@@ -207,16 +211,19 @@ class Engine : private MemoryFacts {
       if (counters_.driver_ok(DEEPUM_GUARDED(cuStreamWaitValue64(stream, worker_.done_word(lane), target,
                                                                  CU_STREAM_WAIT_VALUE_GEQ),
                                              CUDA_ERROR_UNKNOWN),
-                              "kernel wait for its blocks"))
+                              "kernel wait for its blocks")) {
         counters_.kernel_waits++;
+        enqueued = true;
+      }
       waited[lane] = target;
     }
+    return enqueued;
   }
 
   // Prefetches the kernel's missing blocks (the plan's demand moves) on its own stream, ahead of it
   // (contiguous blocks in one call). Its launching thread pays the calls (docs/results.md); in steady
-  // state the window has already brought them.
-  void prefetch_on_stream(const LaunchPlan& plan, CUstream stream) {
+  // state the window has already brought them. Says whether any was issued.
+  bool prefetch_on_stream(const LaunchPlan& plan, CUstream stream) {
     std::vector<int64_t> missing;  // UM blocks
     {
       std::lock_guard<std::mutex> lock(memory_.mutex());
@@ -224,16 +231,19 @@ class Engine : private MemoryFacts {
         if (d.move == Move::kDemand)
           if (const int64_t n = um_block(d.block); n >= 0) missing.push_back(n);
     }
-    if (missing.empty()) return;
+    if (missing.empty()) return false;
+    bool issued = false;
     for (const auto& [start, bytes] : memory_.contiguous_ranges(missing)) {
       if (!counters_.driver_ok(cuMemPrefetchAsync(CUdeviceptr(start), bytes, gpu_, 0, stream),
                                "prefetch on the kernel's stream"))
         continue;
       counters_.demand_prefetch_calls++;
       counters_.demand_prefetch_bytes += bytes;
+      issued = true;
     }
     for (const Decision& d : plan.moves)
       if (d.move == Move::kDemand) lanes_[policy_.number(d.block)].last = kToGpu;
+    return issued;
   }
 
   // The plan's moves other than demand, as worker commands: evictions and discards sorted by block,

@@ -4,6 +4,7 @@
 // (iteration_bins.hpp) and, when on, the trace being recorded and the fault log that learning from
 // faults drains; kernel records (GPU time spans) let Python attribute faults to launches and give
 // each iteration the time the GPU ran kernels (on while the engine is awake, recording or learning).
+// While a step timeline is captured (timeline.hpp), both kinds of record also go there as spans.
 #include <cuda.h>
 #include <cupti.h>
 
@@ -35,6 +36,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       if (recording) rt.recorder.kernel_time(k->correlationId, k->start, k->end);
       if (learning) rt.fault_log.kernel_time(k->correlationId, k->start, k->end);
       kernels.push_back({k->start, k->end});
+      rt.timeline.add({k->start, k->end, k->correlationId, uint8_t(SpanKind::kKernel), 0});
       continue;
     }
     if (record->kind != CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) continue;
@@ -52,11 +54,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
                               : cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_COHERENCE ? Transfer::kFaultH2D
                                                                                                   : Transfer::kOtherH2D;
         transfers.push_back({um->start, um->end, um->value, kind});
+        rt.timeline.add({um->start, um->end, um->value, uint8_t(SpanKind::kH2D), uint8_t(kind)});
         break;
       }
       case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
         if (recording) rt.recorder.transfer(um->start, um->address, um->value, 2, int8_t(um->flags <= 5 ? um->flags : 0));
         transfers.push_back({um->start, um->end, um->value, Transfer::kD2H});
+        rt.timeline.add({um->start, um->end, um->value, uint8_t(SpanKind::kD2H), uint8_t(Transfer::kD2H)});
         break;
       default: break;
     }

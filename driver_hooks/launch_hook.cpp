@@ -69,7 +69,7 @@ int32_t pages_in_block(uint64_t start, uint64_t size, uint64_t b) {
 }
 
 void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream, uint64_t grid, uint32_t grid_x,
-               uint32_t correlation, const char* name) {
+               uint32_t correlation, const char* name, uint64_t entered) {
   Runtime& rt = runtime();
   // The engine's waits, prefetches and event records must not enter a graph being captured.
   if (being_captured(stream)) {
@@ -140,7 +140,8 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
   if (rt.sleep.waking.exchange(false)) rt.engine->wake(rt.memory.segment_blocks());
   if (kernel.indexed) rt.counters.indexed_launches++;
-  rt.engine->on_launch(id, blocks, stream, kernel.indexed);
+  const uint8_t waits = rt.engine->on_launch(id, blocks, stream, kernel.indexed);
+  rt.timeline.launch(correlation, stream, waits, entered);
 }
 
 // A module unloads: a later module's functions may reuse its function handles, so what was learned
@@ -151,8 +152,10 @@ void forget_kernels() {
   rt.launch_hook.kernels.clear();
 }
 
-// When the hook returned for this thread's launch under way (launch_driver_ns), if it saw it.
+// When the hook returned for this thread's launch under way (launch_driver_ns), if it saw it; and,
+// while a step timeline is captured, that time on CUPTI's clock.
 thread_local std::optional<std::chrono::steady_clock::time_point> hook_returned;
+thread_local uint64_t hook_returned_cupti = 0;
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -165,7 +168,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if (hook_returned && rt.engine)
       rt.counters.launch_driver_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
           std::chrono::steady_clock::now() - *hook_returned).count());
+    if (hook_returned_cupti)
+      rt.timeline.add({hook_returned_cupti, cupti_now(), cb->correlationId, uint8_t(SpanKind::kLaunchCall), 0});
     hook_returned.reset();
+    hook_returned_cupti = 0;
     return;
   }
   if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
@@ -174,13 +180,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     return;
   }
   Stopwatch clock;
+  const uint64_t entered = rt.timeline.collecting() ? cupti_now() : 0;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* p = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->hStream,
                 (uint64_t(p->gridDimX) << 40) ^ (uint64_t(p->gridDimY) << 20) ^ p->gridDimZ, p->gridDimX,
-                cb->correlationId, cb->symbolName);
+                cb->correlationId, cb->symbolName, entered);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -188,13 +195,14 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       const auto* p = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
       on_kernel(p->f, p->kernelParams, p->extra, p->config->hStream,
                 (uint64_t(p->config->gridDimX) << 40) ^ (uint64_t(p->config->gridDimY) << 20) ^ p->config->gridDimZ,
-                p->config->gridDimX, cb->correlationId, cb->symbolName);
+                p->config->gridDimX, cb->correlationId, cb->symbolName, entered);
       break;
     }
     default: break;
   }
   rt.counters.hook_ns += clock.lap();
   hook_returned = std::chrono::steady_clock::now();
+  if (entered) hook_returned_cupti = cupti_now();
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 // - Engine (engine.hpp): executes the policy core's decisions; its worker (worker.hpp) issues them.
 // - Fault log (fault_log.cpp): CUPTI unified-memory counters and kernel records; with learn_from
 //   "faults", the faults, attributed to launches at each iteration mark, teach the tables.
+// - Step timeline (timeline.hpp): while captured, the raw spans of kernels, transfers, the worker's
+//   calls and the launches' waits.
 // - Bindings (online_bindings.cpp): the Python module.
 // Only migrations are issued: a prefetch or an eviction never changes what memory holds.
 //
@@ -34,6 +36,7 @@
 #include "recorder.hpp"
 #include "sleep_gate.hpp"
 #include "tensor_lists.hpp"
+#include "timeline.hpp"
 #include "worker.hpp"
 
 namespace deepum {
@@ -69,7 +72,12 @@ struct Runtime {
   IterationBins iteration_bins;  // the fault log's figures: totals, and per iteration binned by the marks' times
   Recorder fault_log;  // learn_from "faults": launches, kernel records and faults, drained at each iteration mark
                        // and attributed in Python (deepum/fault_attribution.py)
-  EngineMemory memory{stream_waits};  // the allocator hook stays attached: it outlives engines
+  Timeline timeline;   // the step timeline, while a caller captures one (deepum/runtime/timeline.py)
+  // The allocator hook stays attached: it outlives engines.
+  EngineMemory memory{[this](cudaStream_t stream, const DiscardEvent& done) {
+    stream_waits(stream, done);
+    timeline.discard_wait(reinterpret_cast<CUstream>(stream));
+  }};
   LaunchHookState launch_hook;
   std::atomic<int> device{-1};                  // the session's device: other devices' segments are ignored
   CUcontext context = nullptr;                  // its primary context: other contexts' launches are ignored

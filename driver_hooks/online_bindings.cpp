@@ -83,7 +83,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
     rt.device.store(device);
     attach_allocator_hook();
     rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
-                                         rt.memory, rt.counters);
+                                         rt.memory, rt.counters, rt.timeline);
     {
       // A recording and lessons from faults need every launch: they never sleep. Segments made
       // meanwhile may count twice (the gate then wakes early, never late).
@@ -261,6 +261,33 @@ void drain() {
   rt.engine->drain();
 }
 
+// The step timeline captured since timeline_open (call timeline_close and flush_fault_log first): one
+// NumPy array per field of timeline.hpp's TimelineSpan, and the spans dropped past its bound.
+py::dict timeline_take() {
+  uint64_t dropped = 0;
+  const std::vector<TimelineSpan> spans = runtime().timeline.take(dropped);
+  const auto n = py::ssize_t(spans.size());
+  py::array_t<uint64_t> start(n), end(n), value(n);
+  py::array_t<uint8_t> kind(n), detail(n);
+  auto s = start.mutable_unchecked<1>(), e = end.mutable_unchecked<1>(), v = value.mutable_unchecked<1>();
+  auto k = kind.mutable_unchecked<1>(), d = detail.mutable_unchecked<1>();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    s(i) = spans[i].start;
+    e(i) = spans[i].end;
+    v(i) = spans[i].value;
+    k(i) = spans[i].kind;
+    d(i) = spans[i].detail;
+  }
+  py::dict taken;  // not stats(): its own keys
+  taken["start"] = start;
+  taken["end"] = end;
+  taken["value"] = value;
+  taken["kind"] = kind;
+  taken["detail"] = detail;
+  taken["dropped"] = dropped;
+  return taken;
+}
+
 }  // namespace
 }  // namespace deepum
 
@@ -295,5 +322,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         "The fault log's figures per iteration since start (one dict per iteration, the last one open).");
   m.def("next_iteration", &next_iteration, "Starts a new iteration; returns the bytes of blocks the last one touched.");
   m.def("flush_fault_log", &deepum::flush_fault_log, "Delivers buffered CUPTI records to the counters.");
+  m.def("timeline_open", [] { runtime().timeline.open(); },
+        "Starts capturing the step timeline (timeline.hpp), forgetting an earlier capture.");
+  m.def("timeline_close", [] { runtime().timeline.close(); },
+        "Ends the capture window; records that began inside it still arrive until timeline_take.");
+  m.def("timeline_take", &timeline_take,
+        "Hands over the captured spans as NumPy arrays (start, end, value, kind, detail) and the count dropped.");
   m.def("stats", &stats, "Counters: launches, prefetch/evict calls and bytes, GPU page faults, migrations by cause.");
 }

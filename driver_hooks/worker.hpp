@@ -31,6 +31,7 @@
 #include "counters.hpp"
 #include "fault_injection.hpp"
 #include "memory_map.hpp"
+#include "timeline.hpp"
 
 namespace deepum {
 
@@ -53,8 +54,8 @@ using EngineMemory = MemoryMap<cudaStream_t, DiscardEvent>;
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  Worker(int device, EngineMemory& memory, Counters& counters)
-      : device_(device), memory_(memory), counters_(counters), done_(allocate_done_words(device)),
+  Worker(int device, EngineMemory& memory, Counters& counters, Timeline& timeline)
+      : device_(device), memory_(memory), counters_(counters), timeline_(timeline), done_(allocate_done_words(device)),
         thread_([this] { run(); }) {}
   ~Worker() {
     {
@@ -162,6 +163,7 @@ class Worker {
       }
       std::vector<int64_t> blocks;
       for (size_t k = i; k < j; ++k) blocks.push_back(batch[k].block);
+      const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
       Stopwatch issuing;
       if (first.op == Op::kDiscard || first.op == Op::kPopulate) {
         const std::vector<int64_t> left = discard(batch, i, j, first.op == Op::kPopulate, stream);
@@ -172,6 +174,8 @@ class Worker {
         migrate(blocks, lane == kToGpu, stream);
       }
       issuing_ns(first.op) += issuing.lap();
+      if (began)
+        timeline_.add({began, cupti_now(), uint64_t(j - i) * kBlockBytes, uint8_t(SpanKind::kCall), uint8_t(first.op)});
       // Written even when the call failed; published only once the write is enqueued.
       if (counters_.driver_ok(cuStreamWriteValue64(stream, done_word(lane), batch[j - 1].seq, 0), "publish progress"))
         published_[lane].store(batch[j - 1].seq, std::memory_order_release);
@@ -311,6 +315,7 @@ class Worker {
   int device_;
   EngineMemory& memory_;
   Counters& counters_;
+  Timeline& timeline_;
   CUdeviceptr done_;  // kLanes words: the last command completed on each lane
   std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};

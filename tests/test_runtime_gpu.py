@@ -148,6 +148,11 @@ def case_sleep(capacity: str) -> dict:
     return _train(mode="deepum", capacity=capacity or None)
 
 
+def case_timeline(_: str = "") -> dict:
+    """case_train in mode deepum under a 48 MiB budget, step 3's timeline captured."""
+    return _train(mode="deepum", capacity="48MiB", timeline_step=3)
+
+
 def case_train_with(optimizer: str) -> dict:
     """case_train without deepum, Adam `optimizer` ("fused": one launch updates every parameter and
     its state; "foreach": one launch per operation over all of them)."""
@@ -224,11 +229,15 @@ def _preferred_locations(tensors) -> list[int]:
     return [gpu.range_preferred_device(block * 2 * MiB, 2 * MiB) for block in sorted(blocks)]
 
 
-def _train(after=None, adam: str = "", **enable) -> dict:
-    """adam: "fused" or "foreach" (torch.optim.Adam's flag of that name), or "" for its default."""
+def _train(after=None, adam: str = "", timeline_step: int | None = None, **enable) -> dict:
+    """adam: "fused" or "foreach" (torch.optim.Adam's flag of that name), or "" for its default;
+    timeline_step: the step whose timeline is captured (its idle breakdown in "timeline")."""
+    import contextlib
     import hashlib
 
     import torch
+
+    from deepum.runtime.timeline import capture_timeline
 
     from deepum.runtime import session as runtime
 
@@ -241,14 +250,17 @@ def _train(after=None, adam: str = "", **enable) -> dict:
     model = torch.nn.Sequential(*layers).cuda()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, **({adam: True} if adam else {}))
     generator = torch.Generator().manual_seed(1)
-    losses = []
-    for _ in range(5):
+    losses, timeline = [], None
+    for step in range(5):
         x = torch.randn(128, 1024, generator=generator).cuda()
         target = torch.randn(128, 1024, generator=generator).cuda()
-        loss = torch.nn.functional.mse_loss(model(x), target)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        with capture_timeline() if step == timeline_step else contextlib.nullcontext() as captured:
+            loss = torch.nn.functional.mse_loss(model(x), target)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+        if captured is not None:
+            timeline = captured.timeline.idle_breakdown()
         losses.append(loss.item())
     torch.cuda.synchronize()
     seen = after(optimizer) if after else None
@@ -256,7 +268,7 @@ def _train(after=None, adam: str = "", **enable) -> dict:
     for p in model.parameters():
         digest.update(p.detach().cpu().numpy().tobytes())
     return {"digest": digest.hexdigest(), "losses": losses, "parameter_type": _memory_type(layers[0].weight),
-            "stats": runtime.stats(), "after": seen}
+            "stats": runtime.stats(), "after": seen, "timeline": timeline}
 
 
 def case_advise(_: str = "") -> dict:
@@ -432,6 +444,24 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
     assert roomy["stats"]["gpu_page_faults"] < unpopulated["stats"]["gpu_page_faults"]
     assert tight["stats"]["asleep"] is False and tight["stats"]["launches"] > 0
     assert roomy["digest"] == unpopulated["digest"] == tight["digest"] == plain["digest"] == um["digest"]
+
+
+def test_a_step_timeline_shows_the_kernels_the_moves_and_the_waits_and_training_is_exact(allocator_built):
+    """Under a budget below what it uses, a captured step holds every kernel of the step with its
+    launch, the worker's moves across the link, and an idle breakdown whose parts add up; capturing
+    changes nothing that training computes."""
+    plain, _ = run_case("train", "none")
+    captured, _ = run_case("timeline")
+    assert captured["stats"]["cuda_errors"] == 0, captured["stats"].get("last_cuda_error")
+    t = captured["timeline"]
+    assert t["dropped"] == 0 and t["kernels"] > 10 and t["launches_seen"] == t["kernels"]
+    assert t["h2d_bytes"] > 0 and t["worker_calls"] > 0
+    assert 0 < t["gpu_busy_ns"] <= t["window_ns"]
+    assert t["gpu_idle_ns"] == sum(t[f"idle_before_{c}_ns"] for c in ("prefetched_on_stream", "migration_wait",
+                                                                      "discard_wait", "no_wait"))
+    assert t["gpu_idle_ns"] == t["idle_link_busy_ns"] + t["idle_worker_calling_ns"] + t["idle_otherwise_ns"]
+    assert min(t["idle_link_busy_ns"], t["idle_worker_calling_ns"], t["idle_otherwise_ns"]) >= 0
+    assert captured["digest"] == plain["digest"] and captured["losses"] == plain["losses"]
 
 
 @pytest.mark.parametrize("optimizer", ["fused", "foreach"])

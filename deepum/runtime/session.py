@@ -88,6 +88,14 @@ def mark_iteration() -> None:
         _iterations.append({**_engine.stats(), "touched_bytes": touched, **_attribution_counts()})
 
 
+def running_engine():
+    """The online engine of the enabled session; RuntimeError when no session runs one (mode none)."""
+    with _lock:
+        if _engine is None or _session is None or _session.config.mode == "none":
+            raise RuntimeError("no deepum engine runs: enable() a session in mode um, advise or deepum first")
+        return _engine
+
+
 def mark_counts(now: dict, last_mark: dict) -> bool:
     """Whether an iteration mark with engine counters `now` ends an iteration begun at `last_mark`:
     a kernel was launched since, or, while the engine sleeps (its launches unseen), a tensor was

@@ -1,0 +1,72 @@
+"""Does migrating managed memory on one thread slow kernel launches on another? Builds
+bench/probes/launch_contention.cu and runs it in each migration mode, the modes alternated --repeats
+times, each run its own process; writes one JSON record (times in microseconds).
+
+    python3 bench/launch_contention.py --mib 1024 --launches 20000 -o bench/results/step_timeline/launch_contention.json
+
+Modes: none (launches alone), calls (a second thread evicts and brings back 2 MiB blocks, one
+cudaMemPrefetchAsync each), ordered (the same, each group of moves ordered after an event of the
+launching stream, as the engine orders its worker's moves), batch (16 blocks per
+cudaMemPrefetchBatchAsync). Safety: the buffer is refused above a quarter of the free GPU memory;
+nothing goes past GPU memory.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import link_paths  # noqa: E402
+
+MODES = ("none", "calls", "ordered", "batch")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=int, default=1024, help="managed buffer the mover cycles through, MiB")
+    parser.add_argument("--launches", type=int, default=20000, help="kernel launches per run")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each mode, alternated")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    if args.mib < 32 or args.launches < 1 or args.repeats < 1:
+        parser.error("--mib must be at least 32, --launches and --repeats at least 1")
+
+    import torch
+
+    free, _total = torch.cuda.mem_get_info()
+    if args.mib << 20 > free // 4:
+        parser.error(f"--mib {args.mib} is more than a quarter of the free {free >> 20} MiB")
+    runs = []
+    with tempfile.TemporaryDirectory() as folder:
+        binary = link_paths.build(Path(folder) / "launch_contention", "launch_contention.cu")
+        for repeat in range(args.repeats):
+            for mode in MODES:
+                runs.append({"repeat": repeat, **link_paths.probe(binary, [mode, str(args.mib << 20), str(args.launches)])})
+                print(json.dumps(runs[-1]), flush=True)
+    summary = {mode: {key: statistics.median(r[key] for r in runs if r["migration"] == mode)
+                      for key in ("launch_call_us_mean", "launch_call_us_median", "launch_call_us_p99",
+                                  "launch_thread_us", "migrated_gb", "migration_call_us_mean")}
+               for mode in MODES}
+    result = {
+        "command": " ".join(["python3", *sys.argv]),
+        "device": torch.cuda.get_device_name(0),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch_version": torch.__version__,
+        "medians_by_mode": summary,
+        "runs": runs,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

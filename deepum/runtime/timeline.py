@@ -1,0 +1,268 @@
+"""The step timeline: where the GPU's time went during a window of training, from raw time spans.
+
+While a window is captured (`deepum.capture_timeline()`, usually one step), the engine keeps the
+spans behind its per-iteration figures (driver_hooks/timeline.hpp): every kernel the GPU ran, every
+transfer of managed memory across the host link, every driver call of the engine's worker, and every
+launch the hook saw with what it made the kernel wait for. `StepTimeline.idle_breakdown()` splits the GPU's idle time two
+ways: by the kernel that ended each idle gap (what that kernel had been made to wait for), and by what
+ran meanwhile (the link, the worker's calls, or neither). `plot()` draws the window.
+
+Times are nanoseconds on CUPTI's clock; bytes are bytes. Kernel records are on only while the engine
+is awake (under pressure), so a window in which it sleeps holds no kernels.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+KERNEL, H2D, D2H, CALL, LAUNCH, LAUNCH_CALL = range(6)
+"""Span kinds (timeline.hpp SpanKind). LAUNCH: the launch hook's time on the launching thread;
+LAUNCH_CALL: the rest of the launch call, from the hook's return to the driver's."""
+WAITED_FOR_MIGRATIONS, WAITED_FOR_DISCARD, PREFETCHED_ON_STREAM = 1, 2, 4
+"""A launch span's detail bits: its kernel waited for the worker's moves of its blocks, its stream
+waited for a discard of memory allocated since the stream's last launch, or its missing blocks were
+prefetched on its stream just before it."""
+CALL_OPS = ("prefetch", "populate", "evict", "discard", "map host", "map GPU")
+"""A call span's detail: the worker's move (commands.hpp Op)."""
+
+GAP_CAUSES = ("prefetched_on_stream", "migration_wait", "discard_wait", "no_wait")
+"""What the kernel that ends an idle gap had been made to wait for, in the order a gap is attributed
+when it had several: its blocks prefetched on its stream, a wait for the worker's moves, a wait for a
+discard, none (the launching thread had not issued it yet, or its launch was not seen)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StepTimeline:
+    """The spans of one captured window (timeline.hpp TimelineSpan), one array per field."""
+
+    start: np.ndarray   # ns
+    end: np.ndarray     # ns
+    value: np.ndarray   # kernels and launches: correlation ID; transfers and calls: bytes
+    kind: np.ndarray    # KERNEL, H2D, D2H, CALL, LAUNCH, LAUNCH_CALL
+    detail: np.ndarray  # launches: wait bits; calls: index into CALL_OPS; transfers: cause
+    dropped: int = 0    # spans past the engine's bound, not kept
+
+    @classmethod
+    def from_engine(cls, taken: dict) -> "StepTimeline":
+        return cls(*(np.asarray(taken[k]) for k in ("start", "end", "value", "kind", "detail")),
+                   dropped=int(taken["dropped"]))
+
+    def save(self, path: str | Path) -> None:
+        np.savez_compressed(path, start=self.start, end=self.end, value=self.value, kind=self.kind,
+                            detail=self.detail, dropped=self.dropped)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "StepTimeline":
+        with np.load(path) as data:
+            return cls.from_engine({k: data[k] for k in data.files})
+
+    def spans(self, kind: int) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends) of the spans of `kind`, sorted by start."""
+        chosen = self.kind == kind
+        order = np.argsort(self.start[chosen], kind="stable")
+        return self.start[chosen][order], self.end[chosen][order]
+
+    def idle_breakdown(self) -> dict:
+        """The window from the first kernel's start to the last kernel's end, in nanoseconds:
+
+        - window_ns, gpu_busy_ns (the union of the kernels' spans), gpu_idle_ns (the rest);
+        - idle_before_<cause>_ns for each of GAP_CAUSES: the idle gaps, each counted for the kernel
+          that ended it (the first to start after it);
+        - idle_link_busy_ns: idle time during which a transfer crossed the link (either way);
+          idle_worker_calling_ns: idle time, the link idle, during which the worker was in a driver
+          call; idle_otherwise_ns: the rest of the idle time (the driver's work around the copies,
+          stream waits resolving, the launching thread);
+        - the launching thread, from the first hook's start to the last launch call's end
+          (thread_window_ns): thread_hook_ns in the launch hook, thread_launch_call_ns in the rest of
+          the launch calls, thread_other_ns in neither (the framework's own work between launches);
+        - kernels, launches_seen (launches whose kernel is among them), h2d_bytes, d2h_bytes,
+          worker_calls, and calls_by_op ({op: [calls, bytes, ns in calls]}) over the whole capture;
+        - dropped: spans the engine's bound left out (the figures then fall short).
+        Empty windows (no kernel captured) give zeros.
+        """
+        k_start, k_end = self.spans(KERNEL)
+        out = {"window_ns": 0, "gpu_busy_ns": 0, "gpu_idle_ns": 0,
+               **{f"idle_before_{c}_ns": 0 for c in GAP_CAUSES},
+               "idle_link_busy_ns": 0, "idle_worker_calling_ns": 0, "idle_otherwise_ns": 0,
+               "kernels": int(k_start.size), "launches_seen": 0, "dropped": self.dropped}
+        out.update(self._traffic())
+        out.update(self._launching_thread())
+        if not k_start.size:
+            return out
+        waits = self._launch_waits()
+        out["launches_seen"] = sum(1 for c in self.value[self.kind == KERNEL].tolist() if c in waits)
+        gaps = self._gaps()
+        out["window_ns"] = int(k_end.max() - k_start[0])
+        out["gpu_busy_ns"] = union_length(k_start, k_end)
+        out["gpu_idle_ns"] = out["window_ns"] - out["gpu_busy_ns"]
+        for s, e, cause in gaps:
+            out[f"idle_before_{cause}_ns"] += e - s
+        idle = np.array([(s, e) for s, e, _ in gaps], dtype=np.int64).reshape(-1, 2)
+        link = merged(*(np.concatenate(parts) for parts in zip(self.spans(H2D), self.spans(D2H))))
+        calls = merged(*self.spans(CALL))
+        out["idle_link_busy_ns"] = covered(idle, link)
+        out["idle_worker_calling_ns"] = covered(idle, calls) - covered(idle, calls, link)
+        out["idle_otherwise_ns"] = out["gpu_idle_ns"] - out["idle_link_busy_ns"] - out["idle_worker_calling_ns"]
+        return out
+
+    def _launching_thread(self) -> dict:
+        hook = self.kind == LAUNCH
+        calls = self.kind == LAUNCH_CALL
+        both = hook | calls
+        if not both.any():
+            return {"thread_window_ns": 0, "thread_hook_ns": 0, "thread_launch_call_ns": 0, "thread_other_ns": 0}
+        window = int(self.end[both].max() - self.start[both].min())
+        in_hook = int((self.end[hook] - self.start[hook]).sum())
+        in_calls = int((self.end[calls] - self.start[calls]).sum())
+        return {"thread_window_ns": window, "thread_hook_ns": in_hook, "thread_launch_call_ns": in_calls,
+                "thread_other_ns": window - in_hook - in_calls}
+
+    def _traffic(self) -> dict:
+        calls = self.kind == CALL
+        by_op = {}
+        for index, op in enumerate(CALL_OPS):
+            mine = calls & (self.detail == index)
+            if mine.any():
+                by_op[op] = [int(mine.sum()), int(self.value[mine].sum()),
+                             int((self.end[mine] - self.start[mine]).sum())]
+        return {"h2d_bytes": int(self.value[self.kind == H2D].sum()),
+                "d2h_bytes": int(self.value[self.kind == D2H].sum()),
+                "worker_calls": int(calls.sum()), "calls_by_op": by_op}
+
+    def plot(self, path: str | Path, title: str = "") -> None:
+        """Draws the window: kernels, each link direction, the worker's calls by move, and the idle
+        gaps coloured by what their kernel waited for."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        k_start, k_end = self.spans(KERNEL)
+        origin = int(k_start[0]) if k_start.size else int(self.start.min(initial=0))
+        ms = lambda t: (np.asarray(t, dtype=np.float64) - origin) / 1e6  # noqa: E731
+        rows = [("launch hook", LAUNCH, None, "tab:brown"), ("launch call", LAUNCH_CALL, None, "tab:pink"),
+                ("kernels", KERNEL, None, "tab:blue"), ("host to GPU", H2D, None, "tab:green"),
+                ("GPU to host", D2H, None, "tab:red")]
+        rows += [(f"worker: {op}", CALL, i, "tab:gray") for i, op in enumerate(CALL_OPS)
+                 if ((self.kind == CALL) & (self.detail == i)).any()]
+        fig, ax = plt.subplots(figsize=(14, 1.2 + 0.45 * (len(rows) + 1)))
+        for y, (_label, kind, detail, colour) in enumerate(rows):
+            chosen = self.kind == kind if detail is None else (self.kind == kind) & (self.detail == detail)
+            s, e = self.start[chosen], self.end[chosen]
+            ax.broken_barh(list(zip(ms(s), np.maximum(ms(e) - ms(s), 1e-3))), (y - 0.4, 0.8), color=colour)
+        gaps = self._gaps()
+        colours = dict(zip(GAP_CAUSES, ("tab:purple", "tab:orange", "tab:olive", "tab:cyan")))
+        y = len(rows)
+        for cause in GAP_CAUSES:
+            mine = [(ms(s), ms(e) - ms(s)) for s, e, c in gaps if c == cause]
+            if mine:
+                ax.broken_barh(mine, (y - 0.4, 0.8), color=colours[cause], label=f"idle before: {cause}")
+        ax.set_yticks(range(len(rows) + 1), [r[0] for r in rows] + ["GPU idle"])
+        ax.set_xlabel("ms since the first kernel")
+        ax.invert_yaxis()
+        ax.set_title(title or "step timeline")
+        if gaps:
+            ax.legend(loc="upper right", fontsize="small")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+
+    def _launch_waits(self) -> dict:
+        """{correlation ID: wait bits} of the launches captured."""
+        rows = self.kind == LAUNCH
+        return dict(zip(self.value[rows].tolist(), self.detail[rows].tolist()))
+
+    def _gaps(self) -> list[tuple[int, int, str]]:
+        """The GPU's idle gaps between the first kernel's start and the last kernel's end, sorted and
+        disjoint, each with the cause of the kernel that ended it."""
+        rows = np.flatnonzero(self.kind == KERNEL)
+        rows = rows[np.argsort(self.start[rows], kind="stable")]
+        waits = self._launch_waits()
+        gaps, busy_until = [], None
+        for row in rows:
+            s, e = int(self.start[row]), int(self.end[row])
+            if busy_until is not None and s > busy_until:
+                gaps.append((busy_until, s, gap_cause(waits.get(int(self.value[row]), 0))))
+            busy_until = e if busy_until is None else max(busy_until, e)
+        return gaps
+
+
+def gap_cause(bits: int) -> str:
+    """The GAP_CAUSES entry for a launch's wait bits."""
+    if bits & PREFETCHED_ON_STREAM:
+        return "prefetched_on_stream"
+    if bits & WAITED_FOR_MIGRATIONS:
+        return "migration_wait"
+    if bits & WAITED_FOR_DISCARD:
+        return "discard_wait"
+    return "no_wait"
+
+
+def merged(starts, ends) -> np.ndarray:
+    """The union of [start, end) intervals as sorted, disjoint (start, end) rows."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    out = []
+    for s, e in sorted(zip(starts.tolist(), ends.tolist())):
+        if e <= s:
+            continue
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def union_length(starts, ends) -> int:
+    rows = merged(starts, ends)
+    return int((rows[:, 1] - rows[:, 0]).sum())
+
+
+def intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The intersection of two unions, each given as sorted, disjoint (start, end) rows."""
+    out, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i, 0], b[j, 0]), min(a[i, 1], b[j, 1])
+        if lo < hi:
+            out.append((lo, hi))
+        if a[i, 1] < b[j, 1]:
+            i += 1
+        else:
+            j += 1
+    return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+
+def covered(first: np.ndarray, *others: np.ndarray) -> int:
+    """The length of the intersection of unions, each given as sorted, disjoint (start, end) rows."""
+    rows = first
+    for other in others:
+        rows = intersect(rows, other)
+    return int((rows[:, 1] - rows[:, 0]).sum())
+
+
+@contextlib.contextmanager
+def capture_timeline():
+    """Captures the step timeline of the work inside the block: synchronizes the device before and
+    after (so the window holds exactly that work), then yields a holder whose `timeline` attribute
+    (a StepTimeline) is set on exit. Needs an enabled session in a mode with the engine."""
+    from . import session
+
+    engine = session.running_engine()
+    import torch
+
+    holder = _Captured()
+    torch.cuda.synchronize()
+    engine.timeline_open()
+    try:
+        yield holder
+    finally:
+        torch.cuda.synchronize()
+        engine.timeline_close()
+        engine.flush_fault_log()
+        holder.timeline = StepTimeline.from_engine(engine.timeline_take())
+
+
+class _Captured:
+    timeline: StepTimeline | None = None
