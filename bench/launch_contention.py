@@ -13,7 +13,6 @@ nothing goes past GPU memory.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import statistics
 import sys
@@ -55,16 +54,7 @@ def main(argv=None) -> int:
                       for key in ("launch_call_us_mean", "launch_call_us_median", "launch_call_us_p99",
                                   "launch_thread_us", "migrated_gb", "migration_call_us_mean")}
                for mode in MODES}
-    result = {
-        "command": " ".join(["python3", *sys.argv]),
-        "device": torch.cuda.get_device_name(0),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "torch_version": torch.__version__,
-        "medians_by_mode": summary,
-        "runs": runs,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=1))
+    link_paths.write_record(args.output, torch, medians_by_mode=summary, runs=runs)
     return 0
 
 

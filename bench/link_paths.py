@@ -108,17 +108,22 @@ def main() -> int:
         for mode in ("remote", "read-mostly"):
             records.append(probe(binary, [mode, str(size)]))
             print(json.dumps(records[-1]), flush=True)
+    write_record(args.output, torch, numa_node_cpus={"near": sorted(near) if near else None,
+                                                     "far": sorted(far) if far else None}, records=records)
+    return 0
+
+
+def write_record(output: Path, torch, **fields) -> None:
+    """Writes a probe's JSON record: the command, the device, the date and the torch version, then `fields`."""
     result = {
         "command": " ".join(["python3", *sys.argv]),
         "device": torch.cuda.get_device_name(0),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch_version": torch.__version__,
-        "numa_node_cpus": {"near": sorted(near) if near else None, "far": sorted(far) if far else None},
-        "records": records,
+        **fields,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=1))
-    return 0
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

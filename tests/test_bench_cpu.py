@@ -301,6 +301,8 @@ def test_train_modes_map_to_config_switches(mode, switches):
     (["--hidden", "100", "--heads", "16"], "--heads 16 must divide --hidden 100"),
     (["--workload", "dlrm", "--top-mlp", "a,b"], "--top-mlp must be positive widths"),
     (["--layers", "0"], "--layers must be a positive integer"),
+    (["--mode", "none", "--timeline-step", "1"], "--timeline-step needs a unified-memory mode"),
+    (["--steps", "3", "--warmup", "1", "--timeline-step", "3"], "--timeline-step must be in [0, --steps)"),
 ])
 def test_train_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -555,3 +557,12 @@ def test_moe_replaces_each_feed_forward_layer_with_eight_experts_and_a_router():
     extra = sum(p.numel() for p in moe.parameters()) - sum(p.numel() for p in dense.parameters())
     assert extra == 2 * (7 * mlp + 32 * 8)                                # per layer: 7 more experts, a router
     assert workloads.sizes(moe_args)[1]["experts"] == 8 and workloads.MOE_TOP_K == 2
+
+
+@pytest.mark.parametrize("argv", [["--mib", "16"], ["--launches", "0"], ["--repeats", "0"]])
+def test_launch_contention_refuses_bad_sizes_before_touching_a_gpu(argv, capsys):
+    (launch_contention,) = load("launch_contention")
+    with pytest.raises(SystemExit) as exc:
+        launch_contention.main([*argv, "-o", "x.json"])
+    assert exc.value.code == 2
+    assert "--mib must be at least 32" in capsys.readouterr().err
