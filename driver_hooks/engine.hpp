@@ -46,21 +46,21 @@ class Engine : private MemoryFacts {
   }
 
   // A kernel with `exec_id` launches on `stream` and uses `numbers` (UM blocks, each once); `indexed`:
-  // it reaches them through an index (indexed_kernels.hpp). Returns what the kernel was made to wait
-  // for (timeline.hpp's wait bits).
-  uint8_t on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream, bool indexed) {
+  // it reaches them through an index (indexed_kernels.hpp); `fill`: it fills a tensor with one value
+  // (fill_kernels.hpp). Returns what the kernel was made to wait for (timeline.hpp's wait bits).
+  uint8_t on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, CUstream stream, bool indexed, bool fill) {
     std::lock_guard<std::mutex> lock(mutex_);
     Stopwatch clock;
     counters_.launches++;
     release_freed();
     discard_users_.clear();
-    to_policy(numbers.data(), numbers.size());
+    to_policy(numbers.data(), numbers.size(), true);
     uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
     for (Block b : blocks_) {
       const Lanes& s = lanes_[policy_.number(b)];
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
-    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed);
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed, fill, fresh_.data());
     counters_.hook_policy_ns += clock.lap();
     // First, so that an eviction still in flight cannot land after the prefetch below.
     uint8_t waits = wait_for_migrations(need, stream) ? kWaitedForMigrations : 0;
@@ -176,12 +176,18 @@ class Engine : private MemoryFacts {
     return um_block(b) >= 0;
   }
 
-  // blocks_ = the policy's blocks for UM blocks `numbers` (those outside the managed segments dropped).
-  void to_policy(const int64_t* numbers, size_t count) {
+  // blocks_ = the policy's blocks for UM blocks `numbers` (those outside the managed segments dropped);
+  // with `launching`, fresh_ says of each whether it received an allocation since the launch before.
+  void to_policy(const int64_t* numbers, size_t count, bool launching = false) {
     blocks_.clear();
+    fresh_.clear();
     std::lock_guard<std::mutex> lock(memory_.mutex());
+    const std::vector<int64_t> fresh = launching ? memory_.take_fresh() : std::vector<int64_t>{};
     for (size_t i = 0; i < count; ++i)
-      if (const int64_t p = memory_.portable(numbers[i]); p >= 0) blocks_.push_back(policy_.block(p));
+      if (const int64_t p = memory_.portable(numbers[i]); p >= 0) {
+        blocks_.push_back(policy_.block(p));
+        fresh_.push_back(std::binary_search(fresh.begin(), fresh.end(), numbers[i]));
+      }
   }
 
   // Blocks of freed segments hold nothing anywhere: the policy stops counting them resident. A block
@@ -349,6 +355,7 @@ class Engine : private MemoryFacts {
   std::mutex mutex_;
   Policy policy_;
   std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
+  std::vector<uint8_t> fresh_;                  // of each: it received an allocation since the launch before
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
   std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
   uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane

@@ -39,6 +39,7 @@ const KernelInfo& kernel_info(CUfunction f, const char* name) {
   KernelInfo info;
   info.name_hash = name_hash(f, name);
   info.indexed = indexed_kernel(name);
+  info.fill = fill_kernel(name);
   for (const bool as_kernel : {false, true}) {
     for (size_t i = 0;; ++i) {
       size_t offset = 0, size = 0;
@@ -140,7 +141,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
   if (rt.sleep.waking.exchange(false)) rt.engine->wake(rt.memory.segment_blocks());
   if (kernel.indexed) rt.counters.indexed_launches++;
-  const uint8_t waits = rt.engine->on_launch(id, blocks, stream, kernel.indexed);
+  const uint8_t waits = rt.engine->on_launch(id, blocks, stream, kernel.indexed, kernel.fill);
   rt.timeline.launch(correlation, stream, waits, entered);
 }
 

@@ -82,6 +82,10 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.take_released();
   }
+  std::vector<int64_t> take_fresh() {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.take_fresh();
+  }
   std::vector<std::pair<uint64_t, uint64_t>> contiguous_ranges(const std::vector<int64_t>& blocks) const {
     return map_.contiguous_ranges(blocks);
   }
@@ -144,6 +148,7 @@ void bind_memory_map(py::module_& m) {
            "The worker is done with a taken choice: its discard was issued with completion `event`, or "
            "(None) nothing was discarded.")
       .def("take_released", &MemoryMapUnderTest::take_released)
+      .def("take_fresh", &MemoryMapUnderTest::take_fresh)
       .def("track_releases", &MemoryMapUnderTest::track_releases, py::arg("on"),
            "Whether freed segments are queued for take_released (an engine runs).")
       .def("contiguous_ranges", &MemoryMapUnderTest::contiguous_ranges, py::arg("blocks"))

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "fill_kernels.hpp"
 #include "indexed_kernels.hpp"
 #include "units.hpp"
 
@@ -40,4 +41,7 @@ PYBIND11_MODULE(_native, m) {
   m.def(
       "indexed_kernel", [](const std::string& name) { return deepum::indexed_kernel(name.c_str()); }, py::arg("name"),
       "Whether the kernel named `name` is indexed; same answer as deepum.specs.indexed_kernels.is_indexed.");
+  m.def(
+      "fill_kernel", [](const std::string& name) { return deepum::fill_kernel(name.c_str()); }, py::arg("name"),
+      "Whether the kernel named `name` is a fill; same answer as deepum.specs.fill_kernels.is_fill.");
 }

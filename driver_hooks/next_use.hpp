@@ -58,6 +58,8 @@ class NextUseEviction {
       uses.iteration = ended;
       uses.positions.swap(b.now);
       b.now.clear();
+      b.last_counted.swap(b.counted);
+      b.counted.clear();
     }
     foresee_queued(first);
   }
@@ -88,6 +90,16 @@ class NextUseEviction {
     const uint32_t position = uint32_t(launch - start_);
     if (b.now.empty() || b.now.back() != position) b.now.push_back(position);
     if (resident && (!b.queued || foresee(b, launch) != b.next_use)) push(block, b, launch);
+  }
+
+  // The use of `block` at `launch` as host mapping counts it: `fresh`, the block received memory
+  // allocated since the launch before, so the uses before are of other data and are dropped; a `fill`
+  // launch (fill_kernels.hpp) initializes and is not counted.
+  void count_use(int64_t block, uint64_t launch, bool fresh, bool fill) {
+    Block& b = at(block);
+    if (fresh) b.counted.clear();
+    const uint32_t position = uint32_t(launch - start_);
+    if (!fill && (b.counted.empty() || b.counted.back() != position)) b.counted.push_back(position);
   }
 
   // `block` became resident at `launch`.
@@ -156,18 +168,21 @@ class NextUseEviction {
     iterations_ = n;
     for (uint64_t i = n; i-- > 0;) matching_.push_back(i);
     foreseen_from_ = n ? n - 1 : 0;
+    if (n)
+      for (Block& b : blocks_) b.last_counted = uses_in(b, n - 1);
   }
 
   // Calls f(block) for each block the last ended iteration used in 1..most_uses launches, all within
   // span_percent percent of its launches (the first to the last use, both counted), or, with
-  // indexed_any_span, all by indexed launches whatever their span.
+  // indexed_any_span, all by indexed launches whatever their span. Uses as count_use counts them (of a
+  // loaded state's last iteration: all of them).
   template <class F>
   void short_lived(size_t most_uses, size_t span_percent, bool indexed_any_span, F f) const {
     if (iterations_ == 0) return;
     const uint64_t ended = iterations_ - 1;
     const Past& past = history_[slot(ended)];
     for (size_t block = 0; block < blocks_.size(); ++block) {
-      const std::vector<uint32_t>& uses = uses_in(blocks_[block], ended);
+      const std::vector<uint32_t>& uses = blocks_[block].last_counted;
       if (uses.empty() || uses.size() > most_uses) continue;
       const bool brief = (uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * past.length;
       const auto by_indexed = [&] {
@@ -238,6 +253,8 @@ class NextUseEviction {
   struct Block {
     std::vector<Uses> past;             // by slot(iteration), once an iteration has ended
     std::vector<uint32_t> now;          // positions of its uses in the current iteration
+    std::vector<uint32_t> counted;      // those host mapping counts (count_use)
+    std::vector<uint32_t> last_counted;  // the same of the last ended iteration
     uint64_t next_use = kUnforeseen;    // as last pushed
     uint64_t age = 0;                   // number of its latest arrival
     bool queued = false;                // may have a current entry in the queue (one at most)

@@ -25,6 +25,8 @@ void bind_next_use(py::module_& m) {
           },
           py::arg("most_uses"), py::arg("span_percent"), py::arg("indexed_any_span"))
       .def("use", &NextUseEviction::use, py::arg("block"), py::arg("launch"), py::arg("resident"))
+      .def("count_use", &NextUseEviction::count_use, py::arg("block"), py::arg("launch"), py::arg("fresh"),
+           py::arg("fill"))
       .def("arrive", &NextUseEviction::arrive, py::arg("block"), py::arg("launch"))
       .def("foresee", [](const NextUseEviction& e, int64_t block, uint64_t launch) { return e.foresee(block, launch); },
            py::arg("block"), py::arg("launch"))

@@ -32,6 +32,7 @@
 #include "counters.hpp"
 #include "iteration_bins.hpp"
 #include "engine.hpp"
+#include "fill_kernels.hpp"
 #include "indexed_kernels.hpp"
 #include "recorder.hpp"
 #include "sleep_gate.hpp"
@@ -44,12 +45,13 @@ namespace deepum {
 // What the hook keeps of a kernel: its arguments' (offset, size), a hash of its name, the same in
 // every process (a function handle is not), so that exec IDs outlive the run (a warm start); for a
 // multi_tensor_apply_kernel, the layout of its first argument (tensor_lists.hpp); and whether it is an
-// indexed kernel (indexed_kernels.hpp).
+// indexed kernel (indexed_kernels.hpp) or a fill (fill_kernels.hpp).
 struct KernelInfo {
   std::vector<std::pair<size_t, size_t>> params;
   uint64_t name_hash = 0;
   std::optional<TensorListLayout> tensor_list;
   bool indexed = false;
+  bool fill = false;
 };
 
 struct LaunchHookState {

@@ -146,8 +146,10 @@ class Policy {
   int64_t number(Block b) const { return index_.number(b); }
 
   // A kernel with `exec_id` launches and uses `blocks` (dense, each once); `indexed`: it reaches them
-  // through an index (indexed_kernels.hpp).
-  const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count, bool indexed) {
+  // through an index (indexed_kernels.hpp); `fill`: it fills a tensor with one value (fill_kernels.hpp);
+  // fresh[i] (when given): blocks[i] received memory allocated since the launch before.
+  const LaunchPlan& on_launch(uint64_t exec_id, const Block* blocks, size_t count, bool indexed, bool fill = false,
+                              const uint8_t* fresh = nullptr) {
     plan_.moves.clear();
     launch_ += 1;
     const bool on_trial = warm_.state == WarmStart::kOnTrial;
@@ -175,6 +177,7 @@ class Policy {
       }
       if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);
       if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
+      if (next_use_) next_use_->rule().count_use(b, launch_, fresh && fresh[i], fill);
     }
     for (Block b : missing_) {
       make_resident(b);

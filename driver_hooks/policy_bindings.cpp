@@ -1,5 +1,6 @@
 // Python binding of the policy core (policy.hpp) for tests against deepum/specs/policy.py: blocks
 // are UM block numbers, the memory facts a set of dead blocks the test keeps.
+#include <algorithm>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -47,13 +48,16 @@ class PolicyUnderTest {
     facts_.policy = &policy_;
   }
 
-  py::tuple on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, bool indexed) {
+  py::tuple on_launch(uint64_t exec_id, const std::vector<int64_t>& numbers, bool indexed, bool fill,
+                      const std::vector<int64_t>& fresh_numbers) {
     std::vector<Block> blocks;
+    std::vector<uint8_t> fresh;
     for (int64_t n : numbers) {
       if (n < 0) throw py::value_error("UM blocks are non-negative");
       blocks.push_back(policy_.block(n));
+      fresh.push_back(std::find(fresh_numbers.begin(), fresh_numbers.end(), n) != fresh_numbers.end());
     }
-    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size(), indexed);
+    const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size(), indexed, fill, fresh.data());
     py::list moves;
     for (const Decision& d : plan.moves) moves.append(py::make_tuple(move_name(d.move), policy_.number(d.block)));
     return py::make_tuple(plan.demand_prefetch, moves);
@@ -96,8 +100,9 @@ void bind_policy(py::module_& m) {
       .def(py::init<const std::string&, int64_t, const py::dict&>(), py::arg("mode"), py::arg("capacity_blocks"),
            py::arg("config"))
       .def("on_launch", &PolicyUnderTest::on_launch, py::arg("exec_id"), py::arg("blocks"), py::arg("indexed") = false,
-           "A kernel launches using `blocks` (each once), indexed or not; returns (demand_prefetch, "
-           "[(move, block), ...]).")
+           py::arg("fill") = false, py::arg("fresh") = std::vector<int64_t>{},
+           "A kernel launches using `blocks` (each once), indexed or not, a fill or not, `fresh` those of them "
+           "that received memory allocated since the launch before; returns (demand_prefetch, [(move, block), ...]).")
       .def("wake", &PolicyUnderTest::wake, py::arg("blocks"),
            "The engine wakes: `blocks` (ascending), those of the live managed segments, become resident.")
       .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))

@@ -5,10 +5,14 @@
 
 namespace deepum {
 
+// A kernel's kind, by its name: bits of TraceView::kinds.
+constexpr uint8_t kIndexedKernel = 1;  // indexed_kernels.hpp
+constexpr uint8_t kFillKernel = 2;     // fill_kernels.hpp
+
 struct TraceView {
   size_t kernels = 0;
   const uint64_t* exec_id = nullptr;
-  const uint8_t* indexed = nullptr;         // per kernel: an indexed kernel (indexed_kernels.hpp)
+  const uint8_t* kinds = nullptr;           // per kernel: its kind bits
   const int64_t* duration_ns = nullptr;
   const int64_t* access_offsets = nullptr;  // kernels + 1
   const int32_t* access_block = nullptr;    // dense block index

@@ -76,7 +76,7 @@ class Simulator : private MemoryFacts {
         gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0),
         populates_new_segments_(populates_new_segments(options)), capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
-        dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0),
+        dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0), fresh_(trace.blocks, 0),
         batched_(trace.blocks, 0), in_a_segment_(trace.blocks, 0) {
     for (size_t b = 0; b < trace.blocks; ++b)
       if (policy_.block(trace.block_number[b]) != Block(b))
@@ -94,6 +94,8 @@ class Simulator : private MemoryFacts {
       for (; next_iteration < trace_.iterations && size_t(trace_.iteration_first_kernel[next_iteration]) <= k; ++next_iteration)
         if (k > 0) policy_.next_iteration();
       run_kernel(k);
+      for (Block b : fresh_blocks_) fresh_[b] = 0;
+      fresh_blocks_.clear();
       apply_memory_events(next_event, int64_t(k));
     }
     totals_.time_s = now_;
@@ -142,7 +144,8 @@ class Simulator : private MemoryFacts {
     if (!asleep && totals_.woke_at_kernel < 0) totals_.woke_at_kernel = int64_t(k);  // the policy sees nothing: the kernel faults on what it lacks
     const LaunchPlan& plan =
         asleep ? asleep_plan_ : policy_.on_launch(trace_.exec_id[k], trace_.access_block + first, size_t(last - first),
-                                           trace_.indexed[k] != 0);
+                                           (trace_.kinds[k] & kIndexedKernel) != 0, (trace_.kinds[k] & kFillKernel) != 0,
+                                           fresh_flags(first, last));
     double ready = now_, room_ready = now_;
     execute(plan, ready, room_ready);
     double fault_s = 0;
@@ -297,6 +300,15 @@ class Simulator : private MemoryFacts {
     resident_pages_[b] = 0;
   }
 
+  // Of each access row in [first, last): its block received an allocation since the launch before
+  // (the engine's memory map take_fresh).
+  const uint8_t* fresh_flags(int64_t first, int64_t last) {
+    fresh_rows_.assign(size_t(last - first), 0);
+    if (!fresh_blocks_.empty())
+      for (int64_t row = first; row < last; ++row) fresh_rows_[size_t(row - first)] = fresh_[trace_.access_block[row]];
+    return fresh_rows_.data();
+  }
+
   // Applies the allocator events recorded after kernel `after_kernel` was launched.
   void apply_memory_events(size_t& next, int64_t after_kernel) {
     for (; next < trace_.mem_events && trace_.mem_kernel[next] == after_kernel; ++next) {
@@ -318,6 +330,8 @@ class Simulator : private MemoryFacts {
         if (action == MemAction::kAlloc) {
           allocated_[b] = 1;
           live_bytes_[b] += overlap;
+          if (!fresh_[b]) fresh_blocks_.push_back(b);
+          fresh_[b] = 1;
         } else if (action == MemAction::kFree) {
           live_bytes_[b] -= overlap;
         } else if (action == MemAction::kSegmentFree &&
@@ -406,6 +420,9 @@ class Simulator : private MemoryFacts {
   std::vector<uint8_t> dropped_;           // contents dropped (discarded) and not since rewritten
   std::vector<int64_t> live_bytes_;        // bytes of the block inside live allocations
   std::vector<uint8_t> allocated_;         // the allocator has handed out memory in the block
+  std::vector<uint8_t> fresh_;             // ... since the last launch (fresh_blocks_ lists them)
+  std::vector<Block> fresh_blocks_;
+  std::vector<uint8_t> fresh_rows_;        // fresh_flags' answer
   std::vector<uint8_t> in_a_segment_;      // a segment of the trace holds the block at some time
   std::vector<uint8_t> batched_;           // in batch_, waiting to be moved in
   std::vector<Decision> batch_;            // blocks to move in with one run of calls

@@ -41,7 +41,7 @@ CostModel cost_model(const py::dict& c) {
 }
 
 py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64_t capacity_bytes,
-                  const CArray<uint64_t>& exec_id, const CArray<uint8_t>& indexed,
+                  const CArray<uint64_t>& exec_id, const CArray<uint8_t>& kinds,
                   const CArray<int64_t>& duration_ns, const CArray<int64_t>& access_offsets,
                   const CArray<int32_t>& access_block, const CArray<int16_t>& access_pages,
                   const CArray<uint8_t>& access_write, const CArray<int64_t>& block_number,
@@ -52,7 +52,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   TraceView t;
   t.kernels = size_t(exec_id.size());
   t.exec_id = exec_id.data();
-  t.indexed = checked(indexed, t.kernels, "kernel_indexed");
+  t.kinds = checked(kinds, t.kernels, "kernel_kinds");
   t.duration_ns = checked(duration_ns, t.kernels, "kernel_duration_ns");
   t.access_offsets = checked(access_offsets, t.kernels + 1, "access_offsets");
   const size_t accesses = size_t(t.access_offsets[t.kernels]);
@@ -130,13 +130,14 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
 }  // namespace
 
 void bind_uvm_model(py::module_& m) {
-  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("capacity_bytes"), py::arg("exec_id"), py::arg("indexed"),
+  m.def("simulate", &simulate, py::arg("policy"), py::arg("capacity_blocks"), py::arg("capacity_bytes"), py::arg("exec_id"), py::arg("kinds"),
         py::arg("duration_ns"), py::arg("access_offsets"), py::arg("access_block"), py::arg("access_pages"),
         py::arg("access_write"), py::arg("block_number"), py::arg("mem_kernel"), py::arg("mem_action"),
         py::arg("mem_address"), py::arg("mem_bytes"), py::arg("iteration_first_kernel"), py::arg("cost"),
         py::arg("config"), py::arg("warm_state") = py::none(),
         "Replays a trace (dense block indices) under a policy on the UVM driver model; returns totals and "
-        "per-kernel arrays. Times in seconds, sizes in bytes. capacity_blocks: the policy's capacity; "
+        "per-kernel arrays. Times in seconds, sizes in bytes. kinds: per kernel, 1 for an indexed kernel plus 2 "
+        "for a fill (trace_view.hpp). capacity_blocks: the policy's capacity; "
         "capacity_bytes: the GPU's, which the sleep gate compares the managed segments with. warm_state (deepum): a learned state loaded "
         "before the replay (a bad one is reported in warm_state_error and the replay starts cold); "
         "learned_state: the policy's at the end.");

@@ -85,6 +85,14 @@ MUTATIONS = {
     "populated-segment-blocks-arrive-at-once": (
         "driver_hooks/uvm_model.hpp", "      arrival_s_[b] = link_free_s_;\n      move_in(b, kPagesPerBlock, 0);",
         "      move_in(b, kPagesPerBlock, 0);"),
+    "host-map-counts-fills": (
+        "driver_hooks/next_use.hpp", "if (!fill && (b.counted.empty()", "if ((b.counted.empty()"),
+    "host-map-counts-earlier-data": (
+        "driver_hooks/next_use.hpp", "    if (fresh) b.counted.clear();\n", ""),
+    "simulator-sees-no-fresh-blocks": (
+        "driver_hooks/uvm_model.hpp", "          fresh_[b] = 1;", "          fresh_[b] = 0;"),
+    "memory-map-takes-no-fresh-blocks": (
+        "driver_hooks/memory_map.hpp", "fresh_.push_back(int64_t(b));", "(void)b;"),
     "kernel-spans-binned-by-end": (
         "driver_hooks/iteration_bins.hpp", "bin(k.start).kernels.add(k.start, k.end);", "bin(k.end).kernels.add(k.start, k.end);"),
     "simulator-never-sleeps": (

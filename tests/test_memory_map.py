@@ -421,6 +421,22 @@ def test_a_freed_segment_releases_the_blocks_it_covers():
     assert m.take_released() == []
 
 
+def test_the_blocks_allocations_were_made_in_are_taken_once_while_an_engine_runs():
+    m = MemoryMap()
+    m.on_segment_alloc(block_address(B), 4 * BLOCK_BYTES)
+    m.on_alloc(block_address(B), 100, 1)
+    assert m.take_fresh() == []  # no engine: nothing queued
+    m.track_releases(True)
+    m.on_alloc(block_address(B + 1, BLOCK_BYTES // 2), BLOCK_BYTES, 1)  # spans blocks B+1 and B+2
+    m.on_alloc(block_address(B + 1), 64, 1)
+    m.on_alloc(block_address(B + 9), 64, 1)  # outside the segments: not tracked
+    assert m.take_fresh() == [B + 1, B + 2]
+    assert m.take_fresh() == []
+    m.on_alloc(block_address(B + 3), 64, 1)
+    m.track_releases(False)
+    assert m.take_fresh() == []
+
+
 @given(sizes=st.lists(st.integers(1, 5 * BLOCK_BYTES), min_size=1, max_size=5), aligned=st.booleans(),
        data=st.data())
 @settings(max_examples=100, deadline=None)

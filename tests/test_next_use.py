@@ -41,21 +41,25 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
         self.launch += gap
         self.refused = set()
         indexed = exec_id % 3 == 0  # a kernel is indexed or not, whenever it launches
+        self.fill = exec_id % 4 == 1  # and a fill or not
         self.spec.launch(self.launch, exec_id, indexed)
         self.native.launch(self.launch, exec_id, indexed)
 
-    def _use(self, block):
+    def _use(self, block, fresh=False):
+        """`fresh`: the block received memory allocated since the launch before."""
         resident = block in self.resident
-        self.spec.use(block, self.launch, resident)
-        self.native.use(block, self.launch, resident)
+        fill = getattr(self, "fill", False)
+        for rule_ in (self.spec, self.native):
+            rule_.use(block, self.launch, resident)
+            rule_.count_use(block, self.launch, fresh, fill)
 
     def _arrive(self, block):
         self.resident.add(block)
         self.spec.arrive(block, self.launch)
         self.native.arrive(block, self.launch)
 
-    @rule(bring_in=st.booleans(), kind=st.integers(0, 2))
-    def next_launch_of_the_iteration(self, bring_in, kind):
+    @rule(bring_in=st.booleans(), kind=st.integers(0, 2), fresh=block_sets)
+    def next_launch_of_the_iteration(self, bring_in, kind, fresh):
         """The iteration's next kernel launches (at its first, a new iteration of the given kind); it uses
         its blocks and, with bring_in, the missing ones arrive."""
         starts = self.position == 0
@@ -69,9 +73,10 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
         self.position = (self.position + 1) % len(self.iteration)
         note(f"launch {self.launch}: kernel {exec_id} {blocks}"
              f"{f' (an iteration of kind {kind % len(self.kinds)} starts)' if starts else ''}"
-             f"{', missing ones arrive' if bring_in else ''}")
+             f"{', missing ones arrive' if bring_in else ''}{f', fresh {sorted(fresh)}' if fresh else ''}"
+             f"{' (a fill)' if self.fill else ''}")
         for block in blocks:
-            self._use(block)
+            self._use(block, block in fresh)
         if bring_in:
             for block in blocks:
                 if block not in self.resident:
@@ -244,3 +249,25 @@ def test_at_least_one_iteration_is_remembered():
     for make in (NextUseEviction, _native.NextUseEviction):
         with pytest.raises(ValueError, match="at least one iteration is remembered"):
             make(0)
+
+
+@pytest.mark.parametrize("make", [NextUseEviction, _native.NextUseEviction])
+def test_host_mapping_counts_the_uses_of_a_blocks_latest_data_and_no_fill(make):
+    """An optimizer's state in its first step: its block held an activation early in the iteration
+    (launches 1-3), received the state at launch 40 (fresh, a fill), was filled again at 41 and updated
+    at 90 and 95 of 100 launches. Only 90 and 95 count: few uses in a short span."""
+    eviction = make(1)
+    eviction.start_iteration(0)
+    uses = [(1, False, False), (2, False, False), (3, False, False), (40, True, True), (41, False, True),
+            (90, False, False), (95, False, False)]
+    for launch, fresh, fill in uses:
+        eviction.use(7, launch, False)
+        eviction.count_use(7, launch, fresh, fill)
+    # block 8: filled once at 50 (not fresh: its memory was allocated earlier) and used at 10 and 96
+    for launch, fill in ((10, False), (50, True), (96, False)):
+        eviction.use(8, launch, False)
+        eviction.count_use(8, launch, False, fill)
+    eviction.start_iteration(100)
+    assert eviction.short_lived(2, 10, False) == [7]       # 90..95: 6% of the iteration
+    assert eviction.short_lived(4, 100, False) == [7, 8]   # block 8: 10 and 96 count, the fill does not
+    assert eviction.short_lived(1, 100, False) == []

@@ -25,12 +25,12 @@ class Pair:
         self.spec = Policy(mode, capacity, config, self.dead.__contains__, lambda b: b not in self.absent)
         self.native = _native.Policy(mode, capacity, config.to_dict())
 
-    def launch(self, exec_id: int, blocks, indexed: bool = False) -> tuple[bool, list]:
-        expected = self.spec.on_launch(exec_id, blocks, indexed)
-        demand_prefetch, moves = self.native.on_launch(exec_id, list(blocks), indexed)
+    def launch(self, exec_id: int, blocks, indexed: bool = False, fill: bool = False, fresh=()) -> tuple[bool, list]:
+        expected = self.spec.on_launch(exec_id, blocks, indexed, fill, set(fresh))
+        demand_prefetch, moves = self.native.on_launch(exec_id, list(blocks), indexed, fill, sorted(fresh))
         if self.in_machine:
-            note(f"launch {exec_id} {list(blocks)}{' indexed' if indexed else ''} -> {moves} "
-                 f"(demand prefetch {demand_prefetch})")
+            note(f"launch {exec_id} {list(blocks)}{' indexed' if indexed else ''}{' fill' if fill else ''}"
+                 f"{f' fresh {sorted(fresh)}' if fresh else ''} -> {moves} (demand prefetch {demand_prefetch})")
         assert (demand_prefetch, [tuple(m) for m in moves]) == (expected.demand_prefetch, expected.moves)
         return demand_prefetch, expected.moves
 
@@ -76,13 +76,16 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
         self.program = self.programs[0]
         self.position = 0
         self.last_blocks: list[int] = []
+        self.reborn: set[int] = set()  # allocated again since the last launch: fresh at their next use
         self.woke = self.over_capacity_until_a_launch = False
 
     def _launch(self, exec_id, blocks):
         self.over_capacity_until_a_launch = False
         for b in set(blocks) & self.pair.absent:  # a kernel's blocks are memory
             self.pair.set_absent(b, False)
-        _, moves = self.pair.launch(exec_id, blocks, exec_id < self.indexed_kernels)
+        fresh = self.reborn & set(blocks)
+        self.reborn = set()
+        _, moves = self.pair.launch(exec_id, blocks, exec_id < self.indexed_kernels, exec_id % 4 == 1, fresh)
         left = {b for move, b in moves if move in ("evict", "discard")}
         assert not left & set(blocks), "a block the running kernel uses was evicted"
         self.last_blocks = blocks
@@ -114,6 +117,8 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
     @rule(block=st.integers(0, UNIVERSE - 1), dead=st.booleans())
     def allocation_dies_or_is_reborn(self, block, dead):
         self.pair.set_dead(block, dead)
+        if not dead:
+            self.reborn.add(block)
 
     @rule(block=st.integers(0, UNIVERSE - 1))
     def segment_released(self, block):

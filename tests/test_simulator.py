@@ -414,3 +414,44 @@ def test_a_block_is_not_prefetched_before_its_segment_exists():
     assert result.warm_start["state"] == "kept"
     assert [row["prefetch_bytes"] for row in result.per_iteration] == [0, 0, 0, 0]
     assert result.demand_prefetch_bytes == 4 * BLOCK_BYTES
+
+
+def _first_optimizer_step(iterations: int = 3):
+    """A training loop whose optimizer state (blocks 20-23) is created in the first iteration, in memory
+    that activations of that iteration used earlier (launches 0-2), then zero-filled by a fill kernel
+    and updated by two launches at the iteration's end; later iterations only update it. Dense kernels
+    over 8 weight blocks (0-7) keep the policy under pressure at a capacity of 6 blocks."""
+    writer = TraceWriter()
+    segment = 0x7F40_0000_0000
+    state = [segment // BLOCK_BYTES + 20 + i for i in range(4)]
+    weights = [segment // BLOCK_BYTES + i for i in range(8)]
+    writer.add_mem_event(MEM_SEGMENT_ALLOC, segment, 32 * BLOCK_BYTES)
+    writer.add_mem_event(MEM_ALLOC, segment, 8 * BLOCK_BYTES)
+    for iteration in range(iterations):
+        writer.begin_iteration()
+        if iteration == 0:
+            writer.add_mem_event(MEM_ALLOC, state[0] * BLOCK_BYTES, 4 * BLOCK_BYTES)  # activations
+            for k in range(3):
+                writer.add_kernel(1 + k, "activation", 20_000, state, [512] * 4, [k == 0] * 4)
+            writer.add_mem_event(MEM_FREE, state[0] * BLOCK_BYTES, 4 * BLOCK_BYTES)
+        for k in range(30):
+            blocks = [weights[k % 8], weights[(k + 3) % 8]]
+            writer.add_kernel(10 + k, "sm90_xmma_gemm", 50_000, sorted(blocks), [512, 512], [False, False])
+        if iteration == 0:
+            writer.add_mem_event(MEM_ALLOC, state[0] * BLOCK_BYTES, 4 * BLOCK_BYTES)  # the optimizer's state
+            writer.add_kernel(50, "vectorized_elementwise_kernel<FillFunctor<float>>", 10_000, state, [512] * 4,
+                              [True] * 4)
+            for k in range(5):
+                writer.add_kernel(60 + k, "sm90_xmma_gemm", 50_000, weights[k:k + 2], [512, 512], [False, False])
+        for k in range(2):
+            writer.add_kernel(70 + k, "multi_tensor_apply_kernel", 30_000, state, [512] * 4, [False] * 4)
+    return writer.finish()
+
+
+def test_state_created_in_the_first_step_is_mapped_from_the_second():
+    """Host mapping counts a block's uses since it last received an allocation, fill launches not
+    counted: the state is used twice at the first iteration's end (the activations before it and its
+    zero-fill do not count), so both its updates in each later iteration use it over the link."""
+    replay = simulate(_first_optimizer_step(iterations=3), "deepum", 6 * BLOCK_BYTES)
+    assert replay.host_mapped_bytes == 2 * 2 * 4 * BLOCK_BYTES  # 2 iterations, 2 launches, 4 blocks
+    assert replay.lost_reads == 0

@@ -25,6 +25,7 @@ import numpy as np
 
 from .calibration import Calibration
 from ..config import DeepUMConfig
+from ..specs.fill_kernels import is_fill
 from ..specs.indexed_kernels import is_indexed
 from .trace_format import BLOCK_BYTES, Trace
 from ..units import counted, format_bytes
@@ -134,7 +135,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     capacity_blocks = min(capacity_blocks, max(1, block_number.size))
     has_mem = trace.has_memory_events
     raw = _native.simulate(
-        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, kernels_indexed(trace),
+        policy, capacity_blocks, int(capacity_bytes), trace.kernel_exec_id, kernel_kinds(trace),
         trace.kernel_duration_ns, trace.access_offsets,
         dense.astype(np.int32), trace.access_pages, trace.access_write.view(np.uint8), block_number,
         trace.mem_kernel if has_mem else np.zeros(0, np.int64),
@@ -196,9 +197,15 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
     )
 
 
-def kernels_indexed(trace: Trace) -> np.ndarray:
-    """Per kernel row, 1 where its kernel is indexed (deepum.specs.indexed_kernels), as uint8."""
-    by_name = np.array([is_indexed(str(name)) for name in trace.kernel_names], np.uint8)
+INDEXED_KERNEL, FILL_KERNEL = 1, 2
+"""Bits of a kernel's kind (driver_hooks/trace_view.hpp)."""
+
+
+def kernel_kinds(trace: Trace) -> np.ndarray:
+    """Per kernel row, as uint8: INDEXED_KERNEL where its kernel is indexed
+    (deepum.specs.indexed_kernels), plus FILL_KERNEL where it is a fill (deepum.specs.fill_kernels)."""
+    by_name = np.array([INDEXED_KERNEL * is_indexed(str(name)) + FILL_KERNEL * is_fill(str(name))
+                        for name in trace.kernel_names], np.uint8)
     return by_name[trace.kernel_name_idx] if by_name.size else np.zeros(trace.num_kernels, np.uint8)
 
 

@@ -39,6 +39,8 @@ class _Block:
     next_use: int = UNFORESEEN  # foreseen launch, as last taken
     age: int = 0                # number of its latest arrival
     queued: bool = False        # a candidate while resident (False once given up, until it arrives or is used)
+    counted: list[int] = dataclasses.field(default_factory=list)       # this iteration's uses host mapping counts
+    last_counted: list[int] = dataclasses.field(default_factory=list)  # the last ended iteration's
 
 
 @dataclasses.dataclass
@@ -74,6 +76,7 @@ class NextUseEviction:
         for block in self._blocks.values():
             block.uses[ended], block.now = block.now, []
             block.uses.pop(ended - self._remembered, None)
+            block.last_counted, block.counted = block.counted, []
         self._iterations += 1
         self._start, self._execs, self._indexed = first, [], set()
         self._matching = sorted(self._history, reverse=True)
@@ -103,6 +106,17 @@ class NextUseEviction:
             b.now.append(position)
         if resident:
             b.next_use, b.queued = self._foresee(b, launch), True
+
+    def count_use(self, block: int, launch: int, fresh: bool, fill: bool) -> None:
+        """The use of `block` at `launch` as host mapping counts it: `fresh`, the block received memory
+        allocated since the launch before, so the uses before are of other data and are dropped; a
+        `fill` launch (deepum.specs.fill_kernels) initializes and is not counted."""
+        b = self._blocks.setdefault(block, _Block())
+        if fresh:
+            b.counted = []
+        position = launch - self._start
+        if not fill and (not b.counted or b.counted[-1] != position):
+            b.counted.append(position)
 
     def arrive(self, block: int, launch: int) -> None:
         """`block` became resident at `launch`."""
@@ -153,17 +167,20 @@ class NextUseEviction:
         self._iterations = n
         self._matching = sorted(self._history, reverse=True)
         self._foreseen_from = n - 1 if n else None
+        for b in self._blocks.values():
+            b.last_counted = list(b.uses.get(n - 1, []))
 
     def short_lived(self, most_uses: int, span_percent: int, indexed_any_span: bool) -> list[int]:
         """Blocks (ascending) the last ended iteration used in 1..`most_uses` launches, all within
         `span_percent` percent of its launches (the first to the last use, both counted), or, with
-        `indexed_any_span`, all by indexed launches whatever their span."""
+        `indexed_any_span`, all by indexed launches whatever their span. Uses as count_use counts them
+        (of a loaded state's last iteration: all of them)."""
         if not self._iterations:
             return []
         ended = self._history[self._iterations - 1]
         chosen = []
         for block, b in self._blocks.items():
-            uses = b.uses.get(self._iterations - 1)
+            uses = b.last_counted
             if not uses or len(uses) > most_uses:
                 continue
             brief = (uses[-1] - uses[0] + 1) * 100 <= span_percent * ended.length

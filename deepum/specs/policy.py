@@ -29,7 +29,9 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
 **Host mapping** (deepum with ``host_map_uses`` and next-use eviction), at the first launch of each
 iteration under pressure, before step 1: the blocks the last iteration used in at most
 ``host_map_uses`` launches, all within ``host_map_span_percent`` of its launches (the optimizer's
-state: touched once per step, between long gaps) or, with ``host_map_indexed``, all by indexed kernels
+state: touched once per step, between long gaps; a block's uses counted since it last received
+memory allocated since the launch before, fill launches not counted: the state is created and
+zero-filled in the first step, in memory earlier tensors of that step used) or, with ``host_map_indexed``, all by indexed kernels
 whatever their span (an embedding table: its lookups and its sparse update read and write only the rows
 they name), and not dead, are mapped from the host (``map_host``; none is demanded, prefetched or counted resident while
 mapped: its kernels read and write it over the link); mapped blocks that no longer qualify are given
@@ -146,9 +148,11 @@ class Policy:
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
 
     # ----------------------------------------------------------------------------------- events
-    def on_launch(self, exec_id: int, blocks, indexed: bool = False) -> LaunchPlan:
+    def on_launch(self, exec_id: int, blocks, indexed: bool = False, fill: bool = False, fresh=()) -> LaunchPlan:
         """A kernel with `exec_id` launches and uses `blocks` (each once); `indexed`: it reaches them
-        through an index (deepum.specs.indexed_kernels)."""
+        through an index (deepum.specs.indexed_kernels); `fill`: it fills a tensor with one value
+        (deepum.specs.fill_kernels); `fresh`: those of `blocks` that received memory allocated since
+        the launch before."""
         self._moves = []
         self._launch += 1
         on_trial = self.warm_start["state"] == "on_trial"
@@ -174,6 +178,7 @@ class Policy:
                 missing.append(b)
             if self._next_use:
                 self._next_use.use(b, self._launch, b in self._migrated)
+                self._next_use.count_use(b, self._launch, b in fresh, fill)
         for b in missing:
             self._arrive(b)
             self._moves.append(("demand", b))

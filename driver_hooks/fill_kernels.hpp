@@ -1,0 +1,21 @@
+// Fill kernels: kernels that write one value over a tensor (PyTorch's fill_, zero_, zeros_like), which
+// initialize memory just allocated. Host mapping does not count their launches among a block's uses
+// (next_use.hpp count_use). deepum/specs/fill_kernels.py is the readable specification;
+// tests/test_fill_kernels.py checks that both classify alike.
+#pragma once
+#include <cstring>
+
+namespace deepum {
+
+// Substrings that mark a kernel's name (mangled or not) as a fill.
+constexpr const char* kFillKernelMarks[] = {"FillFunctor"};
+
+// Whether the kernel named `name` is a fill (false without a name).
+inline bool fill_kernel(const char* name) {
+  if (!name) return false;
+  for (const char* mark : kFillKernelMarks)
+    if (std::strstr(name, mark)) return true;
+  return false;
+}
+
+}  // namespace deepum
