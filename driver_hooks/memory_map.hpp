@@ -23,6 +23,7 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -47,7 +48,7 @@ class MemoryMap {
     live_[addr] = size;
     born_[addr] = {++allocations_, stream};
     if (tracking_releases_ && size)
-      for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) fresh_.push_back(int64_t(b));
+      for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) fresh_.insert(int64_t(b));
     order_after_discards(addr, size, stream, lock);
     return true;
   }
@@ -252,9 +253,9 @@ class MemoryMap {
   // The UM blocks that received an allocation since the last call (ascending, each once), for host
   // mapping's count of a block's uses (next_use.hpp count_use).
   std::vector<int64_t> take_fresh() {
-    std::vector<int64_t> fresh = std::exchange(fresh_, {});
+    std::vector<int64_t> fresh(fresh_.begin(), fresh_.end());
+    fresh_.clear();
     std::sort(fresh.begin(), fresh.end());
-    fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
     return fresh;
   }
   // Whether freed segments and fresh blocks are queued (an engine runs); turning it off forgets both.
@@ -318,7 +319,8 @@ class MemoryMap {
   uint64_t discards_cancelled_ = 0, allocation_waits_ = 0, allocation_holds_ = 0;
   std::condition_variable issuing_done_;  // a taken discard was issued, or given up
   std::vector<int64_t> released_;  // blocks of freed segments (portable numbers), for take_released
-  std::vector<int64_t> fresh_;     // UM blocks allocations were made in, for take_fresh
+  std::unordered_set<int64_t> fresh_;  // UM blocks allocations were made in, for take_fresh (each once:
+                                       // bounded by the segments' blocks while no launch takes them)
   std::unordered_map<uint64_t, uint64_t> place_;  // live segment start -> portable number of its first block
   std::map<uint64_t, uint64_t> at_place_;         // the same, inverted
   uint64_t next_place_ = 0;                       // portable number of the next segment's first block

@@ -92,7 +92,7 @@ MUTATIONS = {
     "simulator-sees-no-fresh-blocks": (
         "driver_hooks/uvm_model.hpp", "          fresh_[b] = 1;", "          fresh_[b] = 0;"),
     "memory-map-takes-no-fresh-blocks": (
-        "driver_hooks/memory_map.hpp", "fresh_.push_back(int64_t(b));", "(void)b;"),
+        "driver_hooks/memory_map.hpp", "fresh_.insert(int64_t(b));", "(void)b;"),
     "kernel-spans-binned-by-end": (
         "driver_hooks/iteration_bins.hpp", "bin(k.start).kernels.add(k.start, k.end);", "bin(k.end).kernels.add(k.start, k.end);"),
     "simulator-never-sleeps": (
