@@ -1,9 +1,9 @@
 // Fill kernels: kernels that write one value over a tensor (PyTorch's fill_, zero_, zeros_like), which
 // initialize memory just allocated. Host mapping does not count their launches among a block's uses
 // (next_use.hpp count_use). deepum/specs/fill_kernels.py is the readable specification;
-// tests/test_fill_kernels.py checks that both classify alike.
+// tests/test_kernel_kinds.py checks that both classify alike.
 #pragma once
-#include <cstring>
+#include "kernel_marks.hpp"
 
 namespace deepum {
 
@@ -11,11 +11,6 @@ namespace deepum {
 constexpr const char* kFillKernelMarks[] = {"FillFunctor"};
 
 // Whether the kernel named `name` is a fill (false without a name).
-inline bool fill_kernel(const char* name) {
-  if (!name) return false;
-  for (const char* mark : kFillKernelMarks)
-    if (std::strstr(name, mark)) return true;
-  return false;
-}
+inline bool fill_kernel(const char* name) { return has_mark(name, kFillKernelMarks); }
 
 }  // namespace deepum

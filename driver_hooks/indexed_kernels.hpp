@@ -2,9 +2,9 @@
 // scatters, the sparse update of an embedding table) and so touch only the rows the index names. Host
 // mapping maps a block only such kernels used whatever the span of its uses (policy.hpp,
 // Options::host_map_indexed). deepum/specs/indexed_kernels.py is the readable specification, with the
-// reason for each mark; tests/test_indexed_kernels.py checks that both classify alike.
+// reason for each mark; tests/test_kernel_kinds.py checks that both classify alike.
 #pragma once
-#include <cstring>
+#include "kernel_marks.hpp"
 
 namespace deepum {
 
@@ -16,11 +16,6 @@ constexpr const char* kIndexedKernelMarks[] = {
 };
 
 // Whether the kernel named `name` is indexed (false without a name).
-inline bool indexed_kernel(const char* name) {
-  if (!name) return false;
-  for (const char* mark : kIndexedKernelMarks)
-    if (std::strstr(name, mark)) return true;
-  return false;
-}
+inline bool indexed_kernel(const char* name) { return has_mark(name, kIndexedKernelMarks); }
 
 }  // namespace deepum

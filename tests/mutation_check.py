@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
-         "tests/test_tensor_lists_cpu.py", "tests/test_indexed_kernels.py", "tests/test_warm_start.py"]
+         "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -89,6 +89,8 @@ MUTATIONS = {
         "driver_hooks/next_use.hpp", "if (!fill && (b.counted.empty()", "if ((b.counted.empty()"),
     "host-map-counts-earlier-data": (
         "driver_hooks/next_use.hpp", "    if (fresh) b.counted.clear();\n", ""),
+    "fill-kernels-unrecognised": (
+        "driver_hooks/fill_kernels.hpp", '{"FillFunctor"}', '{"NoSuchKernel"}'),
     "simulator-sees-no-fresh-blocks": (
         "driver_hooks/uvm_model.hpp", "          fresh_[b] = 1;", "          fresh_[b] = 0;"),
     "memory-map-takes-no-fresh-blocks": (

@@ -92,7 +92,7 @@ ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/fault_injection.hpp", "driver_hooks/schedule.hpp", "driver_hooks/state_io.hpp",
     "driver_hooks/state_binding.hpp", "driver_hooks/sleep_gate.hpp", "driver_hooks/iteration_bins.hpp",
     "driver_hooks/iteration_bins_binding.hpp", "driver_hooks/tensor_lists.hpp", "driver_hooks/indexed_kernels.hpp",
-    "driver_hooks/timeline.hpp", "driver_hooks/fill_kernels.hpp"),
+    "driver_hooks/timeline.hpp", "driver_hooks/fill_kernels.hpp", "driver_hooks/kernel_marks.hpp"),
                                flags=("-std=c++17",), include_dirs=("driver_hooks",), uses_cupti=True)
 
 INJECT_FAULTS_VARIABLE = "DEEPUM_INJECT_FAULTS"

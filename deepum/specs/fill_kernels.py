@@ -12,6 +12,8 @@ launches count as uses.
 """
 from __future__ import annotations
 
+from .kernel_marks import has_mark
+
 FILL_KERNEL_MARKS = (
     "FillFunctor",  # fill_, zero_, zeros_like, ones_like, full_like
 )
@@ -20,4 +22,4 @@ FILL_KERNEL_MARKS = (
 
 def is_fill(name: str | None) -> bool:
     """Whether the kernel named `name` fills a tensor with one value (False without a name)."""
-    return bool(name) and any(mark in name for mark in FILL_KERNEL_MARKS)
+    return has_mark(name, FILL_KERNEL_MARKS)

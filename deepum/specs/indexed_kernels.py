@@ -13,6 +13,8 @@ library that is indexed but not listed is simply not recognised: its blocks stay
 """
 from __future__ import annotations
 
+from .kernel_marks import has_mark
+
 INDEXED_KERNEL_MARKS = (
     "EmbeddingBag_",                     # nn.EmbeddingBag forward and dense backward
     "embedding_backward",                # nn.Embedding backward
@@ -29,4 +31,4 @@ INDEXED_KERNEL_MARKS = (
 
 def is_indexed(name: str | None) -> bool:
     """Whether the kernel named `name` reaches its operands through an index (False without a name)."""
-    return bool(name) and any(mark in name for mark in INDEXED_KERNEL_MARKS)
+    return has_mark(name, INDEXED_KERNEL_MARKS)
