@@ -140,9 +140,12 @@ class StepTimeline:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        k_start, k_end = self.spans(KERNEL)
+        k_start, _ = self.spans(KERNEL)
         origin = int(k_start[0]) if k_start.size else int(self.start.min(initial=0))
-        ms = lambda t: (np.asarray(t, dtype=np.float64) - origin) / 1e6  # noqa: E731
+
+        def ms(t):  # milliseconds since the first kernel
+            return (np.asarray(t, dtype=np.float64) - origin) / 1e6
+
         rows = [("launch hook", LAUNCH, None, "tab:brown"), ("launch call", LAUNCH_CALL, None, "tab:pink"),
                 ("kernels", KERNEL, None, "tab:blue"), ("host to GPU", H2D, None, "tab:green"),
                 ("GPU to host", D2H, None, "tab:red")]
