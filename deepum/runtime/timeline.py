@@ -83,23 +83,23 @@ class StepTimeline:
         - dropped: spans the engine's bound left out (the figures then fall short).
         Empty windows (no kernel captured) give zeros.
         """
-        k_start, k_end = self.spans(KERNEL)
+        kernels = self.value[self.kind == KERNEL].tolist()
         out = {"window_ns": 0, "gpu_busy_ns": 0, "gpu_idle_ns": 0,
                **{f"idle_before_{c}_ns": 0 for c in GAP_CAUSES},
                "idle_link_busy_ns": 0, "idle_worker_calling_ns": 0, "idle_otherwise_ns": 0,
-               "kernels": int(k_start.size), "launches_seen": 0, "dropped": self.dropped}
+               "kernels": len(kernels), "launches_seen": 0, "dropped": self.dropped}
         out.update(self._traffic())
         out.update(self._launching_thread())
-        if not k_start.size:
+        if not kernels:
             return out
         waits = self._launch_waits()
-        out["launches_seen"] = sum(1 for c in self.value[self.kind == KERNEL].tolist() if c in waits)
-        gaps = self._gaps()
-        out["window_ns"] = int(k_end.max() - k_start[0])
-        out["gpu_busy_ns"] = union_length(k_start, k_end)
-        out["gpu_idle_ns"] = out["window_ns"] - out["gpu_busy_ns"]
+        out["launches_seen"] = sum(1 for c in kernels if c in waits)
+        gaps, (first, last) = self._gaps()
+        out["window_ns"] = last - first
         for s, e, cause in gaps:
             out[f"idle_before_{cause}_ns"] += e - s
+        out["gpu_idle_ns"] = sum(e - s for s, e, _ in gaps)
+        out["gpu_busy_ns"] = out["window_ns"] - out["gpu_idle_ns"]
         idle = np.array([(s, e) for s, e, _ in gaps], dtype=np.int64).reshape(-1, 2)
         link = merged(*(np.concatenate(parts) for parts in zip(self.spans(H2D), self.spans(D2H))))
         calls = merged(*self.spans(CALL))
@@ -156,7 +156,7 @@ class StepTimeline:
             chosen = self.kind == kind if detail is None else (self.kind == kind) & (self.detail == detail)
             s, e = self.start[chosen], self.end[chosen]
             ax.broken_barh(list(zip(ms(s), np.maximum(ms(e) - ms(s), 1e-3))), (y - 0.4, 0.8), color=colour)
-        gaps = self._gaps()
+        gaps, _ = self._gaps()
         colours = dict(zip(GAP_CAUSES, ("tab:purple", "tab:orange", "tab:olive", "tab:cyan")))
         y = len(rows)
         for cause in GAP_CAUSES:
@@ -178,9 +178,9 @@ class StepTimeline:
         rows = self.kind == LAUNCH
         return dict(zip(self.value[rows].tolist(), self.detail[rows].tolist()))
 
-    def _gaps(self) -> list[tuple[int, int, str]]:
+    def _gaps(self) -> tuple[list[tuple[int, int, str]], tuple[int, int]]:
         """The GPU's idle gaps between the first kernel's start and the last kernel's end, sorted and
-        disjoint, each with the cause of the kernel that ended it."""
+        disjoint, each with the cause of the kernel that ended it; and that window (first, last)."""
         rows = np.flatnonzero(self.kind == KERNEL)
         rows = rows[np.argsort(self.start[rows], kind="stable")]
         waits = self._launch_waits()
@@ -190,7 +190,8 @@ class StepTimeline:
             if busy_until is not None and s > busy_until:
                 gaps.append((busy_until, s, gap_cause(waits.get(int(self.value[row]), 0))))
             busy_until = e if busy_until is None else max(busy_until, e)
-        return gaps
+        first = int(self.start[rows[0]]) if rows.size else 0
+        return gaps, (first, busy_until if busy_until is not None else 0)
 
 
 def gap_cause(bits: int) -> str:
@@ -216,11 +217,6 @@ def merged(starts, ends) -> np.ndarray:
         else:
             out.append([s, e])
     return np.array(out, dtype=np.int64).reshape(-1, 2)
-
-
-def union_length(starts, ends) -> int:
-    rows = merged(starts, ends)
-    return int((rows[:, 1] - rows[:, 0]).sum())
 
 
 def intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
