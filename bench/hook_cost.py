@@ -5,6 +5,10 @@ hook on every launch), and deepum with a budget of --budget-fraction of the byte
 (deepum awake reports them). Each case runs in its own process (deepum.enable()
 must precede CUDA) under the guard (bench/guard.py) and deepum's fuse at its default.
 
+With --allocating, each launch writes a new tensor instead (c = torch.add(a, b)): it also takes one
+block from the caching allocator and gives the previous one back, so the figures include the
+allocation path (deepum's allocator hook sees every block).
+
 Per case, over --repeats timed repeats of --launches launches (after one untimed repeat):
 wall_ns_per_launch (wall time of a repeat, the device synchronized, over its launches) and
 hook_ns_per_launch (deepum.stats()'s hook_ns over its launches in the repeat; None in mode none,
@@ -52,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tensors", type=int, default=64,
                         help="triples of tensors the launches cycle over (default 64)")
     parser.add_argument("--elements", type=int, default=256, help="float32 elements per tensor (default 256)")
+    parser.add_argument("--allocating", action="store_true",
+                        help="each launch allocates its output (and frees the one before)")
     parser.add_argument("--budget-fraction", type=float, default=1.0,
                         help="deepum_budget's capacity as a fraction of the bytes the loop touches (default 1)")
     parser.add_argument("--case", choices=list(CASES), default=None,
@@ -75,9 +81,9 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def measure_launches(torch, device: str, launches: int, repeats: int, tensors: int, elements: int,
-                     stats, mark_iteration) -> dict:
+                     stats, mark_iteration, allocating: bool = False) -> dict:
     """Times `repeats` repeats of `launches` tiny kernels on `device` ("cuda", or "cpu" for tests)
-    after one untimed repeat; stats() gives the hook's counters (launches, hook_ns; absent without a
+    after one untimed repeat, each writing into an existing tensor or, `allocating`, a new one; stats() gives the hook's counters (launches, hook_ns; absent without a
     hook), mark_iteration() ends each repeat's iteration. Returns the per-repeat figures and medians
     (see the module's docstring) and touched_bytes (the most bytes of managed blocks one repeat
     touched; None without per-iteration figures)."""
@@ -87,7 +93,10 @@ def measure_launches(torch, device: str, launches: int, repeats: int, tensors: i
     def launch_all():
         for i in range(launches):
             k = i % tensors
-            torch.add(a[k], b[k], out=c[k])
+            if allocating:
+                c[k] = torch.add(a[k], b[k])
+            else:
+                torch.add(a[k], b[k], out=c[k])
         synchronize()
 
     launch_all()
@@ -119,7 +128,7 @@ def run_case(args) -> dict:
         import torch
 
         figures = measure_launches(torch, "cuda", args.launches, args.repeats, args.tensors, args.elements,
-                                   deepum.stats, deepum.mark_iteration)
+                                   deepum.stats, deepum.mark_iteration, args.allocating)
         figures.update(case=args.case, runtime_mode=runtime_mode, capacity_bytes=deepum.stats().get("capacity_bytes"),
                        device=torch.cuda.get_device_name(), torch_version=torch.__version__)
     return figures
@@ -129,7 +138,7 @@ def case_command(args, case: str, output: Path, capacity: int | None) -> list[st
     """The command line of one case's process, with the driver's sizes."""
     command = [sys.executable, str(Path(__file__).resolve()), "--case", case, "-o", str(output),
                "--launches", str(args.launches), "--repeats", str(args.repeats), "--tensors", str(args.tensors),
-               "--elements", str(args.elements)]
+               "--elements", str(args.elements)] + (["--allocating"] if args.allocating else [])
     return command + (["--capacity", str(capacity)] if capacity is not None else [])
 
 
@@ -140,13 +149,13 @@ def budget_capacity(touched_bytes: int | None, fraction: float) -> int:
     return max(1, int(touched_bytes * fraction))
 
 
-def assemble(cases: dict, command: str, budget_fraction: float) -> dict:
-    """The record: command, device, date, the budget fraction, each case's figures with
-    extra_wall_ns_per_launch (its median less none's)."""
+def assemble(cases: dict, command: str, budget_fraction: float, allocating: bool = False) -> dict:
+    """The record: command, device, date, the budget fraction, whether launches allocate, each case's
+    figures with extra_wall_ns_per_launch (its median less none's)."""
     base = cases["none"]["wall_ns_per_launch_median"]
     return {"command": command, "device": cases["none"].get("device"),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "budget_fraction": budget_fraction,
+            "budget_fraction": budget_fraction, "allocating": allocating,
             "cases": {name: dict(figures, extra_wall_ns_per_launch=figures["wall_ns_per_launch_median"] - base)
                       for name, figures in cases.items()}}
 
@@ -165,7 +174,7 @@ def main(argv=None) -> int:
             print("$", shlex.join(case_command(args, case, output, capacity)), flush=True)
             subprocess.run(case_command(args, case, output, capacity), check=True, env=child_env())
             cases[case] = json.loads(output.read_text())
-    record = assemble(cases, command, args.budget_fraction)
+    record = assemble(cases, command, args.budget_fraction, args.allocating)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))
     for name, figures in record["cases"].items():

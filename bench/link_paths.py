@@ -73,10 +73,15 @@ def numa_cpus(gpu_pci_bus_id: str) -> tuple[set[int] | None, set[int] | None]:
     return cpus(node), (cpus(far) if far is not None else None)
 
 
+def run_probe(binary: Path, args: list[str], cpus: set[int] | None = None) -> str:
+    """Runs a probe binary (on `cpus` if given); its standard output."""
+    return subprocess.run([str(binary), *args], capture_output=True, text=True, check=True,
+                          preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None).stdout
+
+
 def probe(binary: Path, args: list[str], cpus: set[int] | None = None) -> dict:
-    done = subprocess.run([str(binary), *args], capture_output=True, text=True, check=True,
-                          preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
-    return json.loads(done.stdout)
+    """A probe's one JSON line, parsed."""
+    return json.loads(run_probe(binary, args, cpus))
 
 
 def main() -> int:

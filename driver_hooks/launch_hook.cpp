@@ -153,10 +153,16 @@ void forget_kernels() {
   rt.launch_hook.kernels.clear();
 }
 
-// When the hook returned for this thread's launch under way (launch_driver_ns), if it saw it; and,
-// while a step timeline is captured, that time on CUPTI's clock.
-thread_local std::optional<std::chrono::steady_clock::time_point> hook_returned;
-thread_local uint64_t hook_returned_cupti = 0;
+// When the hook returned for this thread's launch under way, if it saw it (0: it did not), read once
+// for both launch_driver_ns and the launch call's span: on CUPTI's clock while a step timeline is
+// captured, on the steady clock otherwise.
+thread_local uint64_t hook_returned_ns = 0;
+thread_local bool hook_returned_on_cupti = false;
+
+uint64_t steady_now() {
+  return uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -166,13 +172,12 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   Runtime& rt = runtime();
   if (cb->callbackSite == CUPTI_API_EXIT) {
-    if (hook_returned && rt.engine)
-      rt.counters.launch_driver_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now() - *hook_returned).count());
-    if (hook_returned_cupti)
-      rt.timeline.add({hook_returned_cupti, cupti_now(), cb->correlationId, uint8_t(SpanKind::kLaunchCall), 0});
-    hook_returned.reset();
-    hook_returned_cupti = 0;
+    if (!hook_returned_ns) return;
+    const uint64_t now = hook_returned_on_cupti ? cupti_now() : steady_now();
+    if (rt.engine) rt.counters.launch_driver_ns += now - hook_returned_ns;
+    if (hook_returned_on_cupti)
+      rt.timeline.add({hook_returned_ns, now, cb->correlationId, uint8_t(SpanKind::kLaunchCall), 0});
+    hook_returned_ns = 0;
     return;
   }
   if (cb->callbackSite != CUPTI_API_ENTER || !rt.engine) return;
@@ -202,8 +207,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     default: break;
   }
   rt.counters.hook_ns += clock.lap();
-  hook_returned = std::chrono::steady_clock::now();
-  if (entered) hook_returned_cupti = cupti_now();
+  hook_returned_on_cupti = entered != 0;
+  hook_returned_ns = entered ? cupti_now() : steady_now();
 }
 
 }  // namespace

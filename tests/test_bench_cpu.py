@@ -566,3 +566,20 @@ def test_launch_contention_refuses_bad_sizes_before_touching_a_gpu(argv, capsys)
         launch_contention.main([*argv, "-o", "x.json"])
     assert exc.value.code == 2
     assert "--mib must be at least 32" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--mib", "32"], ["--mib", "100"], ["--repeats", "0"]])
+def test_duplicates_probe_refuses_bad_sizes_before_touching_a_gpu(argv, capsys):
+    (duplicates,) = load("duplicates")
+    with pytest.raises(SystemExit) as exc:
+        duplicates.main([*argv, "-o", "x.json"])
+    assert exc.value.code == 2
+    assert "--mib must be a multiple of 64" in capsys.readouterr().err
+
+
+def test_duplicates_probe_refuses_an_unknown_case(capsys):
+    (duplicates,) = load("duplicates")
+    with pytest.raises(SystemExit) as exc:
+        duplicates.main(["--cases", "migrate,drop", "-o", "x.json"])
+    assert exc.value.code == 2
+    assert "--cases takes names among migrate" in capsys.readouterr().err

@@ -46,6 +46,16 @@ def test_measure_launches_per_launch_figures():
     assert figures["touched_bytes"] == 4 * 4096
 
 
+def test_measure_launches_allocating_gives_each_launch_a_new_output():
+    torch = pytest.importorskip("torch")
+    hook = FakeHook(torch)
+    seen = []
+    hook.torch.add = lambda *args, **kwargs: seen.append(kwargs) or hook.real_add(*args)
+    hook_cost.measure_launches(hook.torch, "cpu", 6, 1, 2, 4, stats=hook.stats, mark_iteration=hook.mark,
+                               allocating=True)
+    assert len(seen) == 12 and all("out" not in kwargs for kwargs in seen)
+
+
 def test_measure_launches_without_a_hook():
     torch = pytest.importorskip("torch")
     figures = hook_cost.measure_launches(torch, "cpu", 10, 2, 2, 4, stats=dict, mark_iteration=lambda: None)
@@ -74,11 +84,19 @@ def test_driver_runs_each_case_in_its_process_with_the_budget_from_the_awake_tou
     assert all("--capacity" not in command for _, command, _ in calls[:-1])
     assert all("--launches" in command and "100" in command for _, command, _ in calls)
     assert all(env["DEEPUM_NO_OVERSUBSCRIBE"] == "1" for _, _, env in calls)
+    assert all("--allocating" not in command for _, command, _ in calls)
     record = json.loads(out.read_text())
+    assert record["allocating"] is False
     assert record["command"] == f"python3 bench/hook_cost.py -o {out} --launches 100 --budget-fraction 0.5"
     assert record["device"] == "stub" and record["date"] and record["budget_fraction"] == 0.5
     assert record["cases"]["none"]["extra_wall_ns_per_launch"] == 0
     assert record["cases"]["deepum_budget"]["extra_wall_ns_per_launch"] == 1000
+
+
+def test_allocating_reaches_every_case_process():
+    args = hook_cost.parse_args(["-o", "x.json", "--allocating"])
+    command = hook_cost.case_command(args, "deepum", Path("case.json"), None)
+    assert "--allocating" in command and hook_cost.parse_args(command[2:]).allocating
 
 
 def test_budget_capacity():
