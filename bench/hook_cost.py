@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each launch allocates its output (and frees the one before)")
     parser.add_argument("--budget-fraction", type=float, default=1.0,
                         help="deepum_budget's capacity as a fraction of the bytes the loop touches (default 1)")
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help="comma-separated cases to run, in the order of CASES (deepum_budget needs deepum_awake)")
     parser.add_argument("--case", choices=list(CASES), default=None,
                         help="run one case in this process and write its figures to --output (the driver's call)")
     parser.add_argument("--capacity", type=int, default=None, help="bytes of the budget (with --case deepum_budget)")
@@ -77,6 +79,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--budget-fraction must be in (0, 1], got {args.budget_fraction}")
     if (args.capacity is not None) != (args.case == "deepum_budget"):
         parser.error("--capacity goes with --case deepum_budget, and only with it")
+    cases = args.cases.split(",")
+    if any(c not in CASES for c in cases) or "none" not in cases:
+        parser.error(f"--cases takes names among {', '.join(CASES)}, none among them")
+    if "deepum_budget" in cases and "deepum_awake" not in cases:
+        parser.error("--cases: deepum_budget takes its capacity from deepum_awake, so it needs it")
+    args.cases = [c for c in CASES if c in cases]
     return args
 
 
@@ -168,7 +176,8 @@ def main(argv=None) -> int:
     command = shlex.join(["python3", "bench/hook_cost.py", *(sys.argv[1:] if argv is None else argv)])
     cases = {}
     with tempfile.TemporaryDirectory() as folder:
-        for case, (_, budgeted, _) in CASES.items():
+        for case in args.cases:
+            budgeted = CASES[case][1]
             capacity = budget_capacity(cases["deepum_awake"]["touched_bytes"], args.budget_fraction) if budgeted else None
             output = Path(folder) / f"{case}.json"
             print("$", shlex.join(case_command(args, case, output, capacity)), flush=True)

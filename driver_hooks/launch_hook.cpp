@@ -238,6 +238,7 @@ bool enable_launch_callbacks() {
 
 void wake_engine() {
   Runtime& rt = runtime();
+  rt.memory.set_awake(true);  // before the first launch it scans
   rt.sleep.waking.store(true);
   rt.sleep.asleep.store(false);
   if (rt.subscriber && !enable_launch_callbacks())

@@ -1,6 +1,10 @@
 // Live allocations and managed segments, from the caching allocator's trace hook, their portable
 // numbering, and the discard tickets that keep a move without a copy off memory that holds data.
 //
+// While no engine is awake, nothing asks which allocation holds an address, whether a block is dead
+// or which blocks are fresh: the map then keeps the live allocations by start only, the least work
+// per allocation and free, and puts them in address order again when an engine wakes (set_awake).
+//
 // Portable numbering names memory alike in every process that allocates its managed segments in the
 // same order and sizes (the same script), wherever each process's address space puts them: segments
 // are placed one after another in the order they were allocated, each from a block boundary and one
@@ -45,9 +49,9 @@ class MemoryMap {
   bool on_alloc(uint64_t addr, uint64_t size, Stream stream) {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!in_segment(addr)) return false;
-    live_[addr] = size;
-    born_[addr] = {++allocations_, stream};
-    if (tracking_releases_ && size)
+    live_[addr] = {size, ++allocations_, stream};
+    if (awake_) in_order_[addr] = size;
+    if (awake_ && tracking_releases_ && size)
       for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) fresh_.insert(int64_t(b));
     order_after_discards(addr, size, stream, lock);
     return true;
@@ -57,15 +61,28 @@ class MemoryMap {
   // the last users of the blocks the allocation covers. Says whether the allocation was tracked.
   bool on_free_completed(uint64_t addr) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = born_.find(addr), live = live_.find(addr);
-    if (it == born_.end() || live == live_.end()) return false;
-    for (uint64_t b = addr >> kBlockShift; live->second && b <= (addr + live->second - 1) >> kBlockShift; ++b) {
+    auto it = live_.find(addr);
+    if (it == live_.end()) return false;
+    const Live& a = it->second;
+    for (uint64_t b = addr >> kBlockShift; a.size && b <= (addr + a.size - 1) >> kBlockShift; ++b) {
       std::vector<Stream>& users = last_users_[int64_t(b)];
-      if (std::find(users.begin(), users.end(), it->second.stream) == users.end()) users.push_back(it->second.stream);
+      if (std::find(users.begin(), users.end(), a.stream) == users.end()) users.push_back(a.stream);
     }
-    live_.erase(live);
-    born_.erase(it);
+    live_.erase(it);
+    if (awake_) in_order_.erase(addr);
     return true;
+  }
+  // Whether an engine is awake and asks about addresses, dead blocks and fresh blocks (the map is
+  // made awake). Asleep, it answers that no address is in an allocation and no block is dead
+  // (nothing is discarded) and records no fresh blocks; waking puts the live allocations in
+  // address order again.
+  void set_awake(bool on) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (on == awake_) return;
+    awake_ = on;
+    in_order_.clear();
+    if (on)
+      for (const auto& [addr, a] : live_) in_order_.emplace(addr, a.size);
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -135,25 +152,25 @@ class MemoryMap {
   // Number of allocations made so far; an allocation numbered above a launch's mark is newer.
   uint64_t allocations() const { return allocations_; }
   uint64_t born(uint64_t start) const {
-    auto it = born_.find(start);
-    return it == born_.end() ? 0 : it->second.number;
+    auto it = live_.find(start);
+    return it == live_.end() ? 0 : it->second.number;
   }
-  // The live allocation holding `p`: {start, size}, or {0, 0}.
+  // The live allocation holding `p`: {start, size}, or {0, 0} (always while asleep).
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
-    auto it = live_.upper_bound(p);
-    if (it == live_.begin()) return {0, 0};
+    auto it = in_order_.upper_bound(p);
+    if (it == in_order_.begin()) return {0, 0};
     --it;
     if (p >= it->first + it->second) return {0, 0};
     return {it->first, it->second};
   }
   // Whether block b lies wholly inside one managed segment and no live allocation overlaps it (its
   // contents are dead). A block a segment boundary cuts is never dead: the driver discards whole
-  // pages, and a page across the boundary may hold another segment's data.
+  // pages, and a page across the boundary may hold another segment's data. None is, asleep.
   bool dead(int64_t b) const {
     const auto [start, bytes, segment] = managed_part(b);
-    if (bytes != kBlockBytes) return false;
-    auto it = live_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
-    if (it == live_.begin()) return true;
+    if (bytes != kBlockBytes || !awake_) return false;
+    auto it = in_order_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
+    if (it == in_order_.begin()) return true;
     --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
     return it->first + it->second <= start;
   }
@@ -307,12 +324,15 @@ class MemoryMap {
 
   const Wait wait_;
   mutable std::mutex mutex_;
-  std::map<uint64_t, uint64_t> live_, segments_;
-  struct Birth {
+  std::map<uint64_t, uint64_t> segments_;
+  struct Live {
+    uint64_t size;
     uint64_t number;  // allocations made before it, plus one
     Stream stream;    // where it was allocated
   };
-  std::unordered_map<uint64_t, Birth> born_;  // by allocation start
+  std::unordered_map<uint64_t, Live> live_;  // by allocation start
+  std::map<uint64_t, uint64_t> in_order_;    // the same, start -> size, kept while awake
+  bool awake_ = true;
   std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
   uint64_t allocations_ = 0;
   std::unordered_map<int64_t, Discard> pending_;

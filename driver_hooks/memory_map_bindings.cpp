@@ -26,6 +26,7 @@ class MemoryMapUnderTest {
   void on_segment_alloc(uint64_t addr, uint64_t size) { map_.on_segment_alloc(addr, size); }
   bool on_segment_free(uint64_t addr, uint64_t size) { return map_.on_segment_free(addr, size); }
   std::vector<int64_t> segment_blocks() const { return map_.segment_blocks(); }
+  void set_awake(bool on) { map_.set_awake(on); }
   void track_releases(bool on) {
     std::lock_guard<std::mutex> lock(map_.mutex());
     map_.track_releases(on);
@@ -149,6 +150,9 @@ void bind_memory_map(py::module_& m) {
            "(None) nothing was discarded.")
       .def("take_released", &MemoryMapUnderTest::take_released)
       .def("take_fresh", &MemoryMapUnderTest::take_fresh)
+      .def("set_awake", &MemoryMapUnderTest::set_awake, py::arg("on"),
+           "Whether an engine is awake: asleep, no address is in an allocation, no block is dead, no "
+           "block is fresh.")
       .def("track_releases", &MemoryMapUnderTest::track_releases, py::arg("on"),
            "Whether freed segments are queued for take_released (an engine runs).")
       .def("contiguous_ranges", &MemoryMapUnderTest::contiguous_ranges, py::arg("blocks"))

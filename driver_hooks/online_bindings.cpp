@@ -94,6 +94,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
       for (const auto& [addr, size] : rt.memory.segments()) woke = rt.sleep.gate.segment_alloc(spanned_bytes(addr, size)) || woke;
       rt.sleep.asleep.store(rt.sleep.gate.asleep());
       rt.sleep.waking.store(woke);
+      rt.memory.set_awake(!rt.sleep.asleep.load());
     }
     subscribe_launch_hook();
     if (!rt.sleep.asleep.load() && !enable_launch_callbacks())
@@ -114,6 +115,7 @@ void stop() {
     rt.engine->drain();
   }
   rt.engine.reset();
+  rt.memory.set_awake(false);
   flush_fault_log();
   rt.recorder.on.store(false);
   rt.fault_log.on.store(false);

@@ -95,6 +95,14 @@ MUTATIONS = {
         "driver_hooks/uvm_model.hpp", "          fresh_[b] = 1;", "          fresh_[b] = 0;"),
     "memory-map-takes-no-fresh-blocks": (
         "driver_hooks/memory_map.hpp", "fresh_.insert(int64_t(b));", "(void)b;"),
+    "waking-map-forgets-allocations-made-asleep": (
+        "driver_hooks/memory_map.hpp", "for (const auto& [addr, a] : live_) in_order_.emplace(addr, a.size);",
+        "(void)0;"),
+    "sleeping-map-answers-dead": (
+        "driver_hooks/memory_map.hpp", "if (bytes != kBlockBytes || !awake_) return false;",
+        "if (bytes != kBlockBytes) return false;"),
+    "sleeping-map-records-fresh-blocks": (
+        "driver_hooks/memory_map.hpp", "if (awake_ && tracking_releases_ && size)", "if (tracking_releases_ && size)"),
     "kernel-spans-binned-by-end": (
         "driver_hooks/iteration_bins.hpp", "bin(k.start).kernels.add(k.start, k.end);", "bin(k.end).kernels.add(k.start, k.end);"),
     "simulator-never-sleeps": (

@@ -10,7 +10,8 @@ silent data corruptions came from this logic.
 
 Portable numbering (a process-independent name for each block: segments laid out in the order they
 were allocated) is checked against the model after every step, and across two layouts of the same
-segments."""
+segments. While no engine is awake the map answers that nothing is dead and no address is allocated,
+and records no fresh blocks; waking it restores every answer."""
 from __future__ import annotations
 
 import dataclasses
@@ -97,6 +98,8 @@ class MemoryMapMachine(RuleBasedStateMachine):
         super().__init__()
         self.map = MemoryMap()
         self.map.track_releases(True)  # as while an engine runs
+        self.awake = True
+        self.fresh: set[int] = set()   # blocks allocated in since the last take_fresh, while awake
         self.model = Model()
         self.held: list[Choice] = []   # choices the engine made that the worker has not taken
         self.batch_open = False        # the worker has taken choices and is issuing them (without the lock)
@@ -184,6 +187,8 @@ class MemoryMapMachine(RuleBasedStateMachine):
             model.last_allocation_in[b] = model.allocations
         model.waits += len(expected_waits)
         model.live[addr] = (size, model.allocations, stream)
+        if self.awake:
+            self.fresh.update(blocks_of(addr, size))
         note(f"alloc #{model.allocations} [{addr:#x}, +{size:#x}) on stream {stream}; waits {expected_waits}")
         assert self.map.on_alloc(addr, size, stream) is True
         assert self.map.take_waits() == expected_waits
@@ -205,7 +210,7 @@ class MemoryMapMachine(RuleBasedStateMachine):
     def dead_blocks(self) -> list[int]:
         return [b for b in range(BASE_BLOCK, BASE_BLOCK + BLOCKS) if self.model.dead(b)]
 
-    @precondition(lambda self: self.dead_blocks())
+    @precondition(lambda self: self.awake and self.dead_blocks())
     @rule(data=st.data())
     def choose_discard(self, data):
         block = data.draw(st.sampled_from(self.dead_blocks()), label="block")
@@ -249,6 +254,26 @@ class MemoryMapMachine(RuleBasedStateMachine):
         self.taken.clear()
         self.batch_open = False
 
+    # -- the engine sleeps (only before it first wakes, or once stopped: nothing held) and wakes --
+    @precondition(lambda self: self.awake and not self.held and not self.batch_open)
+    @rule()
+    def sleep(self):
+        note("asleep")
+        self.map.set_awake(False)
+        self.awake = False
+
+    @precondition(lambda self: not self.awake)
+    @rule()
+    def wake(self):
+        note("awake")
+        self.map.set_awake(True)
+        self.awake = True
+
+    @rule()
+    def take_fresh(self):
+        assert self.map.take_fresh() == sorted(self.fresh)
+        self.fresh.clear()
+
     # -- the engine's other questions ----------------------------------------------------------
     @precondition(lambda self: self.model.released)
     @rule()
@@ -261,15 +286,16 @@ class MemoryMapMachine(RuleBasedStateMachine):
     @invariant()
     def dead_blocks_agree(self):
         for b in range(BASE_BLOCK, BASE_BLOCK + BLOCKS):
-            assert self.map.dead(b) == self.model.dead(b), f"block {b}"
-            if not self.model.dead(b):  # nothing is chosen (nor queued) on a block that is not dead
+            assert self.map.dead(b) == (self.awake and self.model.dead(b)), f"block {b}"
+            if not self.map.dead(b):  # nothing is chosen (nor queued) on a block that is not dead
                 assert self.map.choose_discard(b) is None, f"block {b}"
 
     @invariant()
     def allocations_found_by_pointer(self):
         for start, (size, _, _) in self.model.live.items():
             for pointer in (start, start + size - 1, start + size):
-                assert tuple(self.map.allocation(pointer)) == self.model.holding(pointer), hex(pointer)
+                expected = self.model.holding(pointer) if self.awake else (0, 0)
+                assert tuple(self.map.allocation(pointer)) == expected, hex(pointer)
 
     @invariant()
     def portable_numbers_agree(self):

@@ -99,6 +99,21 @@ def test_allocating_reaches_every_case_process():
     assert "--allocating" in command and hook_cost.parse_args(command[2:]).allocating
 
 
+def test_only_the_chosen_cases_run_in_their_order(tmp_path, monkeypatch):
+    ran = []
+
+    def fake_run(command, check, env):
+        case, output = command[command.index("--case") + 1], Path(command[command.index("-o") + 1])
+        ran.append(case)
+        output.write_text(json.dumps({"case": case, "device": "stub", "touched_bytes": None,
+                                      "wall_ns_per_launch_median": 1000, "hook_ns_per_launch_median": None}))
+
+    monkeypatch.setattr(hook_cost.subprocess, "run", fake_run)
+    assert hook_cost.main(["-o", str(tmp_path / "r.json"), "--cases", "deepum,none"]) == 0
+    assert ran == ["none", "deepum"]
+    assert sorted(json.loads((tmp_path / "r.json").read_text())["cases"]) == ["deepum", "none"]
+
+
 def test_budget_capacity():
     assert hook_cost.budget_capacity(1000, 0.75) == 750
     with pytest.raises(RuntimeError, match="no touched bytes"):
@@ -111,6 +126,9 @@ def test_budget_capacity():
     (["--case", "deepum_budget"], "--capacity goes with --case deepum_budget"),
     (["--case", "um", "--capacity", "5"], "--capacity goes with --case deepum_budget"),
     (["--case", "fast"], "invalid choice"),
+    (["--cases", "none,fast"], "--cases takes names among"),
+    (["--cases", "deepum"], "--cases takes names among"),
+    (["--cases", "none,deepum_budget"], "deepum_budget takes its capacity from deepum_awake"),
 ])
 def test_hook_cost_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
