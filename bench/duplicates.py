@@ -41,9 +41,7 @@ def main(argv=None) -> int:
 
     import torch
 
-    free, _total = torch.cuda.mem_get_info()
-    if args.mib << 20 > free // 4:
-        parser.error(f"--mib {args.mib} is more than a quarter of the free {free >> 20} MiB")
+    link_paths.refuse_past_a_quarter_of_free(parser, args.mib, torch)
     runs = []
     with tempfile.TemporaryDirectory() as folder:
         binary = link_paths.build(Path(folder) / "duplicates", "duplicates.cu")

@@ -118,6 +118,14 @@ def main() -> int:
     return 0
 
 
+def refuse_past_a_quarter_of_free(parser: argparse.ArgumentParser, mib: int, torch) -> None:
+    """A usage error (exit status 2) when --mib MiB of managed memory is more than a quarter of the
+    free GPU memory: a probe never goes near the GPU's memory."""
+    free, _total = torch.cuda.mem_get_info()
+    if mib << 20 > free // 4:
+        parser.error(f"--mib {mib} is more than a quarter of the free {free >> 20} MiB")
+
+
 def write_record(output: Path, torch, **fields) -> None:
     """Writes a probe's JSON record: the command, the device, the date and the torch version, then `fields`."""
     result = {

@@ -583,3 +583,17 @@ def test_duplicates_probe_refuses_an_unknown_case(capsys):
         duplicates.main(["--cases", "migrate,drop", "-o", "x.json"])
     assert exc.value.code == 2
     assert "--cases takes names among migrate" in capsys.readouterr().err
+
+
+def test_probes_refuse_managed_memory_past_a_quarter_of_the_free_gpu_memory(capsys):
+    import argparse
+    import types
+
+    (link_paths,) = load("link_paths")
+    free_gib = lambda gib: types.SimpleNamespace(cuda=types.SimpleNamespace(mem_get_info=lambda: (gib << 30, 80 << 30)))
+    parser = argparse.ArgumentParser()
+    link_paths.refuse_past_a_quarter_of_free(parser, 1024, free_gib(4))   # 1 GiB of 4 GiB free: allowed
+    with pytest.raises(SystemExit) as exc:
+        link_paths.refuse_past_a_quarter_of_free(parser, 1025, free_gib(4))
+    assert exc.value.code == 2
+    assert "--mib 1025 is more than a quarter of the free 4096 MiB" in capsys.readouterr().err
