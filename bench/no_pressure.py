@@ -9,7 +9,10 @@ Writes <out>/<workload>_none_full.json and <workload>_deepum_full.json (train.py
 sweep names them; repetitions with the suffix _r1, _r2, ...) and <out>/no_pressure.json: command,
 device, date, tolerance, per workload both medians (seconds) and each run's, the ratio, whether it is
 within the tolerance, deepum's hook CPU time per step (seconds) and whether all runs trained bitwise
-alike, and whether every workload is within.
+alike, and whether every workload is within. Since the runs alternate, each deepum run and the none
+run before it form a pair that shares the GPU's speed of the moment: the record also gives each
+pair's ratio and a verdict from them (pair_verdict), which says "undecided" where the pairs straddle
+the tolerance, instead of reading noise as a result.
 
     python3 bench/no_pressure.py --out bench/results/no_pressure
 """
@@ -68,11 +71,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def pair_verdict(pair_ratios: list[float], tolerance: float) -> dict:
+    """What the pairs' ratios (deepum / none, one per alternation) say of the median pair ratio: it
+    lies between the smallest and the largest of n pairs with confidence 1 - 2 * 0.5**n (the sign
+    test; 0 for one pair), so it is "within" the tolerance when the largest is at most 1 +
+    tolerance, "outside" when the smallest is above, "undecided" otherwise."""
+    low, high = min(pair_ratios), max(pair_ratios)
+    verdict = "within" if high <= 1 + tolerance else "outside" if low > 1 + tolerance else "undecided"
+    return {"pair_ratios": pair_ratios, "pair_interval": [low, high],
+            "pair_interval_confidence": 1 - 2 * 0.5 ** len(pair_ratios) if len(pair_ratios) > 1 else 0.0,
+            "verdict": verdict}
+
+
 def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:
     """The check for one workload from the records of its runs in each mode: medians (s, the median
     of the runs' medians, and each run's), ratio deepum / none, within_tolerance (ratio <= 1 +
-    tolerance), deepum's hook time per step (s, median over its runs), bitwise equality of all runs;
-    a run that did not succeed gives status "incomplete" and no ratio."""
+    tolerance), deepum's hook time per step (s, median over its runs), bitwise equality of all runs,
+    and pair_verdict's figures for the runs taken in pairs; a run that did not succeed gives status
+    "incomplete" and no ratio."""
     if any(r.get("status") != "ok" for r in nones + deepums):
         return {"status": "incomplete", "none_status": [r.get("status") for r in nones],
                 "deepum_status": [r.get("status") for r in deepums], "ratio": None, "within_tolerance": False}
@@ -85,7 +101,8 @@ def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:
             "within_tolerance": ratio <= 1 + tolerance,
             "measured_steps": min(r["measured_steps"] for r in nones + deepums),
             "deepum_hook_s_per_step": statistics.median(r.get("hook_s_per_step") or 0.0 for r in deepums),
-            "bitwise_equal": len({r["parameter_sha256"] for r in nones + deepums}) == 1}
+            "bitwise_equal": len({r["parameter_sha256"] for r in nones + deepums}) == 1,
+            **pair_verdict([d / n for n, d in zip(none_runs, deepum_runs)], tolerance)}
 
 
 def main(argv=None) -> int:
@@ -110,8 +127,11 @@ def main(argv=None) -> int:
     (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
     for workload, result in results.items():
         ratio = "–" if result["ratio"] is None else f"{result['ratio']:.3f}"
+        pairs = ("" if result["ratio"] is None else
+                 f"; pairs {result['pair_interval'][0]:.3f}–{result['pair_interval'][1]:.3f} "
+                 f"({result['pair_interval_confidence']:.0%} confidence): {result['verdict']}")
         print(f"{workload}: deepum / none = {ratio} ({'within' if result['within_tolerance'] else 'NOT within'} "
-              f"{args.tolerance:.0%})")
+              f"{args.tolerance:.0%}){pairs}")
     return 0
 
 

@@ -175,7 +175,10 @@ def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
     assert record["command"] == f"python3 bench/no_pressure.py --out {out} --workloads gpt2,dlrm" and record["date"]
     deepum_run = json.loads((out / "gpt2_deepum_full.json").read_text())
     assert deepum_run["argv"][deepum_run["argv"].index("--reference") + 1] == str(out / "gpt2_none_full.json")
-    assert "dlrm: deepum / none = 1.100 (NOT within 3%)" in capsys.readouterr().out
+    assert gpt2["pair_ratios"] == pytest.approx([1.02]) and gpt2["pair_interval_confidence"] == 0.0
+    assert gpt2["verdict"] == "within" and dlrm["verdict"] == "outside"
+    assert "dlrm: deepum / none = 1.100 (NOT within 3%); pairs 1.100–1.100 (0% confidence): outside" in \
+        capsys.readouterr().out
 
 
 def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, tmp_path):
@@ -188,6 +191,20 @@ def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, t
     assert gpt2["runs"] == 3 and gpt2["none_run_medians"] == pytest.approx([0.100, 0.150, 0.100])
     assert gpt2["none_step_s_median"] == pytest.approx(0.100) and gpt2["deepum_step_s_median"] == pytest.approx(0.102)
     assert gpt2["ratio"] == pytest.approx(1.02) and gpt2["within_tolerance"] is True and gpt2["bitwise_equal"]
+    assert gpt2["pair_ratios"] == pytest.approx([1.02, 1.02, 1.02]) and gpt2["pair_interval_confidence"] == 0.75
+
+
+@pytest.mark.parametrize("pairs, verdict", [
+    ([0.98, 1.01, 1.03], "within"),        # the largest pair exactly at the tolerance
+    ([0.90, 1.00, 1.031], "undecided"),    # the pairs straddle it
+    ([1.031, 1.20, 1.10], "outside"),      # the smallest above it
+    ([1.20, 0.80], "undecided"),
+])
+def test_pair_verdict_reads_the_interval_of_the_pairs(pairs, verdict):
+    result = no_pressure.pair_verdict(pairs, 0.03)
+    assert result["verdict"] == verdict
+    assert result["pair_interval"] == [min(pairs), max(pairs)]
+    assert result["pair_interval_confidence"] == pytest.approx(1 - 2 * 0.5 ** len(pairs))
 
 
 def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
