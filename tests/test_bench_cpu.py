@@ -597,3 +597,24 @@ def test_probes_refuse_managed_memory_past_a_quarter_of_the_free_gpu_memory(caps
         link_paths.refuse_past_a_quarter_of_free(parser, 1025, free_gib(4))
     assert exc.value.code == 2
     assert "--mib 1025 is more than a quarter of the free 4096 MiB" in capsys.readouterr().err
+
+
+def test_iteration_overlap_counts_the_exec_ids_iterations_share():
+    np = pytest.importorskip("numpy")
+    (iteration_overlap,) = load("iteration_overlap")
+    exec_ids = np.array([7, 8, 9, 9, 1, 2, 3, 1, 2, 3, 4])
+    iteration = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2])
+    result = iteration_overlap.overlap(exec_ids, iteration, 3)
+    assert result["launches"] == [4, 3, 4]
+    assert result["exec_ids"] == [3, 3, 4]                       # 9 launched twice counts once
+    assert result["shared"] == [[3, 0, 0], [0, 3, 3], [0, 3, 4]]
+
+
+@pytest.mark.parametrize("argv, message", [(["--iterations", "1"], "--iterations must be at least 2"),
+                                           (["--trace", "no_such.npz"], "no such trace: no_such.npz")])
+def test_iteration_overlap_argument_errors(argv, message, capsys):
+    (iteration_overlap,) = load("iteration_overlap")
+    with pytest.raises(SystemExit) as exc:
+        iteration_overlap.main(argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
