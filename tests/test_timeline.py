@@ -53,6 +53,26 @@ def test_a_window_without_kernels_is_all_zero():
     assert b["h2d_bytes"] == 1 << 20
 
 
+def test_transfers_group_into_runs_one_per_migration_call():
+    MB = 1 << 20
+    # D2H: three copies back to back (gaps of 1 and 2 ns), then one 500 ns later, then two more
+    # (the second overlapping the first) 1,000 ns after that; an H2D between them is not counted.
+    rows = [(0, 40, 2 * MB, tl.D2H, 0), (41, 80, 2 * MB, tl.D2H, 0), (82, 120, 2 * MB, tl.D2H, 0),
+            (620, 660, 2 * MB, tl.D2H, 0),
+            (1660, 1700, 2 * MB, tl.D2H, 0), (1690, 1720, 2 * MB, tl.D2H, 0),
+            (300, 340, 2 * MB, tl.H2D, 0)]
+    runs = spans(rows).transfer_runs(tl.D2H, joined_within_ns=10)
+    assert (runs["runs"], runs["transfers"], runs["bytes"]) == (3, 6, 12 * MB)
+    assert runs["blocks_per_run_median"] == 2 and runs["blocks_per_run_mean"] == 2
+    assert runs["copy_ns_per_transfer"] == (120 + 40 + 60) / 6       # the runs' lengths over the copies
+    assert (runs["gap_ns_total"], runs["gap_ns_median"]) == (500 + 1000, 750)
+    assert runs["gap_ns_p90"] == pytest.approx(950)
+    whole = spans(rows).transfer_runs(tl.D2H, joined_within_ns=1001)  # every gap joined: one run
+    assert (whole["runs"], whole["gap_ns_total"], whole["copy_ns_per_transfer"]) == (1, 0, 1720 / 6)
+    assert spans(rows).transfer_runs(tl.H2D)["runs"] == 1
+    assert spans([(0, 5, 1, tl.KERNEL, 0)]).transfer_runs(tl.D2H)["runs"] == 0
+
+
 def model_breakdown(rows) -> dict:
     """The breakdown by walking the window one nanosecond at a time."""
     kernels = [(s, e, v) for s, e, v, k, _ in rows if k == tl.KERNEL]

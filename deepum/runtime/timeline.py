@@ -28,6 +28,8 @@ prefetched on its stream just before it."""
 CALL_OPS = ("prefetch", "populate", "evict", "discard", "map host", "map GPU")
 """A call span's detail: the worker's move (commands.hpp Op)."""
 
+RUN_JOIN_NS = 20_000
+"""transfer_runs' default: copies this close (ns) belong to one run (one migration call's blocks)."""
 GAP_CAUSES = ("prefetched_on_stream", "migration_wait", "discard_wait", "no_wait")
 """What the kernel that ends an idle gap had been made to wait for, in the order a gap is attributed
 when it had several: its blocks prefetched on its stream, a wait for the worker's moves, a wait for a
@@ -106,6 +108,39 @@ class StepTimeline:
         out["idle_link_busy_ns"] = covered(idle, link)
         out["idle_worker_calling_ns"] = covered(idle, calls) - covered(idle, calls, link)
         out["idle_otherwise_ns"] = out["gpu_idle_ns"] - out["idle_link_busy_ns"] - out["idle_worker_calling_ns"]
+        return out
+
+    def transfer_runs(self, kind: int, joined_within_ns: int = RUN_JOIN_NS) -> dict:
+        """The transfers of one direction (`kind` H2D or D2H) as runs: copies that start less than
+        `joined_within_ns` after the one before ends belong to one run (the driver copies the blocks
+        of one migration call back to back). In nanoseconds and counts:
+
+        - runs, transfers, bytes;
+        - blocks_per_run_median and blocks_per_run_mean (transfers per run);
+        - copy_ns_per_transfer: the runs' total length over the transfers in them (the link's pace
+          inside a call);
+        - gap_ns_total, gap_ns_median, gap_ns_p90: the time between one run's end and the next run's
+          start (the driver's work after a call's copies, or no call pending).
+        """
+        start, end = (t.astype(np.int64) for t in self.spans(kind))  # signed: copies may overlap
+        out = {"runs": 0, "transfers": int(start.size), "bytes": int(self.value[self.kind == kind].sum()),
+               "blocks_per_run_median": 0.0, "blocks_per_run_mean": 0.0, "copy_ns_per_transfer": 0.0,
+               "gap_ns_total": 0, "gap_ns_median": 0.0, "gap_ns_p90": 0.0}
+        if not start.size:
+            return out
+        ends_before = np.maximum.accumulate(end)
+        new_run = np.r_[True, start[1:] - ends_before[:-1] >= joined_within_ns]
+        first = np.flatnonzero(new_run)
+        last = np.r_[first[1:] - 1, start.size - 1]
+        run_start, run_end = start[first], ends_before[last]
+        sizes = last - first + 1
+        gaps = run_start[1:] - run_end[:-1]
+        out.update(runs=int(first.size), blocks_per_run_median=float(np.median(sizes)),
+                   blocks_per_run_mean=float(sizes.mean()),
+                   copy_ns_per_transfer=float((run_end - run_start).sum() / start.size))
+        if gaps.size:
+            out.update(gap_ns_total=int(gaps.sum()), gap_ns_median=float(np.median(gaps)),
+                       gap_ns_p90=float(np.percentile(gaps, 90)))
         return out
 
     def _launching_thread(self) -> dict:
