@@ -44,8 +44,9 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
 - enqueue_s (per step, the time until the step's code returned, every launch issued: the launching
   thread's share of the step) and enqueue_s_median (over the measured steps);
 - timeline (with --timeline-step K): step K's idle breakdown (deepum.capture_timeline: the GPU's
-  idle time by what the kernel after each gap waited for, and by what ran meanwhile) and the names of
-  its spans (OUTPUT.timeline.npz) and plot (OUTPUT.timeline.png), written beside the record;
+  idle time by what the kernel after each gap waited for, and by what ran meanwhile), each link
+  direction's copies as runs (transfer_runs: h2d_runs, d2h_runs) and the names of its spans
+  (OUTPUT.timeline.npz) and plot (OUTPUT.timeline.png), written beside the record;
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
   memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
   peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
@@ -356,11 +357,15 @@ def train(torch, args, workload, device: str) -> dict:
 
 def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
     """Writes the captured step's spans and plot beside the record; returns the record's entry: the
-    step, its time, its idle breakdown (deepum/runtime/timeline.py) and the two files' names."""
+    step, its time, its idle breakdown and each direction's transfer runs (deepum/runtime/timeline.py)
+    and the two files' names."""
     spans, plot = output.with_suffix(".timeline.npz"), output.with_suffix(".timeline.png")
     timeline.save(spans)
     timeline.plot(plot, title=f"{output.stem}: step {step}, {step_s:.3f} s")
-    return {"step": step, "step_s": step_s, **timeline.idle_breakdown(), "spans": spans.name, "plot": plot.name}
+    from deepum.runtime.timeline import D2H, H2D
+
+    return {"step": step, "step_s": step_s, **timeline.idle_breakdown(), "h2d_runs": timeline.transfer_runs(H2D),
+            "d2h_runs": timeline.transfer_runs(D2H), "spans": spans.name, "plot": plot.name}
 
 
 def main(argv=None) -> int:

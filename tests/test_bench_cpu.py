@@ -618,3 +618,19 @@ def test_iteration_overlap_argument_errors(argv, message, capsys):
         iteration_overlap.main(argv)
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_captured_step_is_saved_with_its_breakdown_and_transfer_runs(tmp_path):
+    np = pytest.importorskip("numpy")
+    from deepum.runtime import timeline as tl
+
+    rows = [(0, 10, 1, tl.KERNEL, 0), (20, 30, 2, tl.KERNEL, 0), (5, 9, 2 << 20, tl.D2H, 0),
+            (9, 14, 2 << 20, tl.D2H, 0), (12, 18, 2 << 20, tl.H2D, 0)]
+    start, end, value, kind, detail = (np.array(c, dtype=t) for c, t in
+                                       zip(zip(*rows), (np.uint64, np.uint64, np.uint64, np.uint8, np.uint8)))
+    captured = tl.StepTimeline(start, end, value, kind, detail)
+    entry = bench_train.save_timeline(captured, tmp_path / "run.json", 3, 0.25)
+    assert (entry["step"], entry["step_s"], entry["gpu_idle_ns"]) == (3, 0.25, 10)
+    assert entry["d2h_runs"] == captured.transfer_runs(tl.D2H) and entry["d2h_runs"]["runs"] == 1
+    assert entry["h2d_runs"]["transfers"] == 1 and entry["h2d_runs"]["bytes"] == 2 << 20
+    assert (tmp_path / entry["spans"]).is_file() and (tmp_path / entry["plot"]).is_file()
