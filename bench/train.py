@@ -82,6 +82,7 @@ from modes import BY_NAME, GPU_MODES  # noqa: E402
 from physical_limit import Link  # noqa: E402
 
 import deepum  # noqa: E402
+from deepum.runtime.timeline import D2H, H2D  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
 
@@ -362,8 +363,6 @@ def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
     spans, plot = output.with_suffix(".timeline.npz"), output.with_suffix(".timeline.png")
     timeline.save(spans)
     timeline.plot(plot, title=f"{output.stem}: step {step}, {step_s:.3f} s")
-    from deepum.runtime.timeline import D2H, H2D
-
     return {"step": step, "step_s": step_s, **timeline.idle_breakdown(), "h2d_runs": timeline.transfer_runs(H2D),
             "d2h_runs": timeline.transfer_runs(D2H), "spans": spans.name, "plot": plot.name}
 

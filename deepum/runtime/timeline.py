@@ -122,22 +122,16 @@ class StepTimeline:
         - gap_ns_total, gap_ns_median, gap_ns_p90: the time between one run's end and the next run's
           start (the driver's work after a call's copies, or no call pending).
         """
-        start, end = (t.astype(np.int64) for t in self.spans(kind))  # signed: copies may overlap
-        out = {"runs": 0, "transfers": int(start.size), "bytes": int(self.value[self.kind == kind].sum()),
+        rows, sizes = runs(*self.spans(kind), joined_within_ns)
+        transfers = int(sizes.sum())
+        out = {"runs": len(rows), "transfers": transfers, "bytes": int(self.value[self.kind == kind].sum()),
                "blocks_per_run_median": 0.0, "blocks_per_run_mean": 0.0, "copy_ns_per_transfer": 0.0,
                "gap_ns_total": 0, "gap_ns_median": 0.0, "gap_ns_p90": 0.0}
-        if not start.size:
+        if not transfers:
             return out
-        ends_before = np.maximum.accumulate(end)
-        new_run = np.r_[True, start[1:] - ends_before[:-1] >= joined_within_ns]
-        first = np.flatnonzero(new_run)
-        last = np.r_[first[1:] - 1, start.size - 1]
-        run_start, run_end = start[first], ends_before[last]
-        sizes = last - first + 1
-        gaps = run_start[1:] - run_end[:-1]
-        out.update(runs=int(first.size), blocks_per_run_median=float(np.median(sizes)),
-                   blocks_per_run_mean=float(sizes.mean()),
-                   copy_ns_per_transfer=float((run_end - run_start).sum() / start.size))
+        gaps = rows[1:, 0] - rows[:-1, 1]
+        out.update(blocks_per_run_median=float(np.median(sizes)), blocks_per_run_mean=float(sizes.mean()),
+                   copy_ns_per_transfer=float((rows[:, 1] - rows[:, 0]).sum() / transfers))
         if gaps.size:
             out.update(gap_ns_total=int(gaps.sum()), gap_ns_median=float(np.median(gaps)),
                        gap_ns_p90=float(np.percentile(gaps, 90)))
@@ -240,18 +234,26 @@ def gap_cause(bits: int) -> str:
     return "no_wait"
 
 
+def runs(starts, ends, joined_within_ns: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """[start, end) intervals in start order, joined into runs: one that starts less than
+    `joined_within_ns` after the run so far ends belongs to it (1: overlapping or touching ones).
+    Returns the runs as sorted (start, end) rows and the number of intervals in each."""
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    if not starts.size:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    reach = np.maximum.accumulate(ends)  # where the run so far ends
+    first = np.flatnonzero(np.r_[True, starts[1:] - reach[:-1] >= joined_within_ns])
+    last = np.r_[first[1:] - 1, starts.size - 1]
+    return np.stack([starts[first], reach[last]], axis=1), last - first + 1
+
+
 def merged(starts, ends) -> np.ndarray:
     """The union of [start, end) intervals as sorted, disjoint (start, end) rows."""
     starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
-    out = []
-    for s, e in sorted(zip(starts.tolist(), ends.tolist())):
-        if e <= s:
-            continue
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return np.array(out, dtype=np.int64).reshape(-1, 2)
+    nonempty = ends > starts
+    return runs(starts[nonempty], ends[nonempty])[0]
 
 
 def intersect(a: np.ndarray, b: np.ndarray) -> np.ndarray:
