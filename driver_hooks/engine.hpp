@@ -23,6 +23,7 @@
 
 #include "commands.hpp"
 #include "counters.hpp"
+#include "event_pool.hpp"
 #include "fault_injection.hpp"
 #include "policy.hpp"
 #include "units.hpp"
@@ -300,18 +301,16 @@ class Engine : private MemoryFacts {
     auto after = std::make_shared<After>();
     if (also) after->events = also->events;
     for (CUstream s : streams) {
-      CUevent event = nullptr;
-      if (!counters_.driver_ok(DEEPUM_GUARDED(cuEventCreate(&event, CU_EVENT_DISABLE_TIMING), CUDA_ERROR_UNKNOWN),
-                               "cuEventCreate")) {
+      std::shared_ptr<CUevent_st> event;
+      if (!counters_.driver_ok(events_->take(event), "cuEventCreate")) {
         counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
         continue;
       }
-      std::shared_ptr<CUevent_st> owned(event, [](CUevent e) { cuEventDestroy(e); });
-      if (!counters_.driver_ok(DEEPUM_GUARDED(cuEventRecord(event, s), CUDA_ERROR_UNKNOWN), "cuEventRecord")) {
+      if (!counters_.driver_ok(DEEPUM_GUARDED(cuEventRecord(event.get(), s), CUDA_ERROR_UNKNOWN), "cuEventRecord")) {
         counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
         continue;
       }
-      after->events.push_back(std::move(owned));
+      after->events.push_back(std::move(event));
     }
     return after;
   }
@@ -360,6 +359,7 @@ class Engine : private MemoryFacts {
   std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
   uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
+  const std::shared_ptr<EventPool> events_ = EventPool::make();  // the events work_before records
   Worker worker_;
 };
 

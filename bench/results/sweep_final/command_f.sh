@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# call F: the GPU safety tests that event lifetimes touch, on the tree with recycled events: side
+# streams, two threads, CUDA graphs, torch.compile, injected failures, the twenty exits, re-enabling,
+# dropped pools.
+export DEEPUM_NO_OVERSUBSCRIBE=1
+T0=$(date +%s)
+R=$OUT/records; rm -rf $R; mkdir -p $R
+python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
+PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
+echo "built in $(( $(date +%s) - T0 )) s"
+PYTHONPATH=. timeout $(( 585 - ($(date +%s) - T0) )) python3 -m pytest -v -p no:cacheprovider tests/test_safety_gpu.py \
+  -k "side_stream or two_threads or graph or compiled or injected or twenty or reenable or pool_dropped" > $R/tests.log 2>&1
+grep -E "PASSED|FAILED|ERROR|passed|failed" $R/tests.log | cut -c1-160
+rm -f $R/build.log $R/prebuild.log
+tar -czf $OUT/f.tgz -C $OUT records; rm -rf $R
+echo "total $(( $(date +%s) - T0 )) s"
