@@ -91,8 +91,9 @@ def parse_args(argv=None) -> argparse.Namespace:
 def measure_launches(torch, device: str, launches: int, repeats: int, tensors: int, elements: int,
                      stats, mark_iteration, allocating: bool = False) -> dict:
     """Times `repeats` repeats of `launches` tiny kernels on `device` ("cuda", or "cpu" for tests)
-    after one untimed repeat, each writing into an existing tensor or, `allocating`, a new one; stats() gives the hook's counters (launches, hook_ns; absent without a
-    hook), mark_iteration() ends each repeat's iteration. Returns the per-repeat figures and medians
+    after one untimed repeat, each writing into an existing tensor or, `allocating`, a new one;
+    stats() gives the hook's counters (launches, hook_ns; absent without a hook), mark_iteration()
+    ends each repeat's iteration. Returns the per-repeat figures and medians
     (see the module's docstring) and touched_bytes (the most bytes of managed blocks one repeat
     touched; None without per-iteration figures)."""
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)

@@ -82,8 +82,8 @@ from modes import BY_NAME, GPU_MODES  # noqa: E402
 from physical_limit import Link  # noqa: E402
 
 import deepum  # noqa: E402
-from deepum.runtime.timeline import D2H, H2D  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
+from deepum.runtime.timeline import D2H, H2D  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
 
 BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2h_bytes", "prefetch_bytes",
