@@ -92,11 +92,8 @@ def main() -> int:
 
     import torch
 
-    free, _total = torch.cuda.mem_get_info()
     size = int(args.gib * 2**30) // (64 << 20) * (64 << 20)
-    if size > free // 4:
-        raise SystemExit(f"{args.gib} GiB of managed memory is more than a quarter of the free "
-                         f"{free / 2**30:.1f} GiB: use a smaller --gib")
+    refuse_past_a_quarter_of_free(parser, size >> 20, torch, option=f"--gib {args.gib}")
     near, far = numa_cpus(gpu_pci_bus_id())
     records = []
     with tempfile.TemporaryDirectory() as folder:
@@ -118,12 +115,13 @@ def main() -> int:
     return 0
 
 
-def refuse_past_a_quarter_of_free(parser: argparse.ArgumentParser, mib: int, torch) -> None:
-    """A usage error (exit status 2) when --mib MiB of managed memory is more than a quarter of the
-    free GPU memory: a probe never goes near the GPU's memory."""
+def refuse_past_a_quarter_of_free(parser: argparse.ArgumentParser, mib: int, torch, option: str | None = None) -> None:
+    """A usage error (exit status 2) when `mib` MiB of managed memory is more than a quarter of the
+    free GPU memory: a probe never goes near the GPU's memory. `option` names the request in the
+    message (default "--mib MIB")."""
     free, _total = torch.cuda.mem_get_info()
     if mib << 20 > free // 4:
-        parser.error(f"--mib {mib} is more than a quarter of the free {free >> 20} MiB")
+        parser.error(f"{option or f'--mib {mib}'} is more than a quarter of the free {free >> 20} MiB")
 
 
 def write_record(output: Path, torch, **fields) -> None:
