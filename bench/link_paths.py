@@ -32,12 +32,12 @@ THREADS = (1, 2, 4, 8)
 CHUNKS_MIB = (2, 64)
 
 
-def build(output: Path, source: str = "link_paths.cu") -> Path:
-    """Compiles bench/probes/`source` into `output`."""
+def build(output: Path, source: str = "link_paths.cu", libraries: tuple[str, ...] = ()) -> Path:
+    """Compiles bench/probes/`source` into `output`, linked with `libraries` (names without "lib")."""
     from deepum.runtime.native_build import find_nvcc
 
     subprocess.run([str(find_nvcc()), "-std=c++17", "-O2", "-arch=native", "-o", str(output),
-                    str(HERE / "probes" / source)], check=True)
+                    str(HERE / "probes" / source), *(f"-l{name}" for name in libraries)], check=True)
     return output
 
 

@@ -3,14 +3,22 @@
 // managed buffer of BYTES between the host and the GPU in 2 MiB calls on its own stream, as the
 // engine's worker does; prints one JSON object.
 //
-//   launch_contention MIGRATION BYTES LAUNCHES
+//   launch_contention MIGRATION BYTES LAUNCHES [KERNEL_NS]
 //
 // MIGRATION: none (no second thread); calls (cudaMemPrefetchAsync per 2 MiB block, each block evicted
 // then brought back); ordered (the same, each call ordered after an event the launching thread records
 // every 16 launches, so the driver defers it, as the engine's moves are ordered after the work launched
-// before their decision); batch (the moves of 16 blocks in one cudaMemPrefetchBatchAsync each way).
+// before their decision); batch (the moves of 16 blocks in one cudaMemPrefetchBatchAsync each way);
+// context and ordered_context (as calls and ordered, the mover in a CUDA context of its own on the
+// same GPU, not the primary context the launches use); words_context (as ordered_context, ordered by a
+// word of pinned host memory the launching stream writes every 16 launches, which the mover's stream
+// waits for, instead of an event); green (as calls, the mover in a green context of 8 SMs made from
+// the primary context). KERNEL_NS (optional, default 0): each kernel spins that long, so
+// that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
+// group's moves took to complete on the GPU once issued (its synchronization).
 // Times in microseconds; the caller (bench/launch_contention.py) keeps BYTES far under the free GPU
 // memory.
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -35,7 +43,12 @@ void check(cudaError_t err, const char* what) {
   }
 }
 
-__global__ void empty() {}
+__global__ void spin(long long ns) {
+  const long long start = clock64();
+  const long long cycles = ns * 2;  // about 2 GHz: the time is a rough target
+  while (clock64() - start < cycles) {
+  }
+}
 
 cudaMemLocation location(bool gpu) {
   cudaMemLocation l{};
@@ -48,20 +61,44 @@ double microseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
 
-// The latest event the launching thread recorded (ordered mode): the mover's calls wait for it.
+// The latest event the launching thread recorded (ordered modes) or the latest value its stream
+// writes to `word` (words_context): the mover's calls wait for it.
 struct Ordering {
   std::mutex mutex;
   cudaEvent_t latest = nullptr;
+  uint64_t* word = nullptr;  // pinned, portable, mapped
+  uint64_t written = 0;
 };
 
 struct Moved {
-  long calls = 0;
-  double bytes = 0, call_us = 0;
+  long calls = 0, waits = 0, groups = 0;
+  double bytes = 0, call_us = 0, wait_us = 0, sync_us = 0;
 };
 
-// Moves the buffer's blocks out to the host and back, group by group, until told to stop.
-Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& ordering, std::atomic<bool>& stop) {
+// Moves the buffer's blocks out to the host and back, group by group, until told to stop; `started`
+// is set once the first group has moved.
+Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& ordering, std::atomic<bool>& started,
+           std::atomic<bool>& stop) {
   check(cudaSetDevice(0), "cudaSetDevice");
+  CUcontext context = nullptr;
+  if ((migration == "context" || migration == "ordered_context" || migration == "words_context") && cuCtxCreate(&context, nullptr, 0, 0) != CUDA_SUCCESS) {
+    std::fprintf(stderr, "launch_contention: cuCtxCreate failed\n");
+    std::exit(1);
+  }
+  CUgreenCtx green = nullptr;
+  if (migration == "green") {
+    CUdevResource sms{}, part{}, rest{};
+    CUdevResourceDesc desc = nullptr;
+    unsigned groups = 1;
+    if (cuDeviceGetDevResource(0, &sms, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS ||
+        cuDevSmResourceSplitByCount(&part, &groups, &sms, &rest, 0, 8) != CUDA_SUCCESS ||
+        cuDevResourceGenerateDesc(&desc, &part, 1) != CUDA_SUCCESS ||
+        cuGreenCtxCreate(&green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
+        cuCtxFromGreenCtx(&context, green) != CUDA_SUCCESS || cuCtxSetCurrent(context) != CUDA_SUCCESS) {
+      std::fprintf(stderr, "launch_contention: no green context\n");
+      std::exit(1);
+    }
+  }
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Moved moved;
@@ -70,9 +107,17 @@ Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& o
   std::vector<size_t> sizes(kGroup, kBlock);
   size_t next = 0;
   while (!stop.load()) {
-    if (migration == "ordered") {
+    {
       std::lock_guard<std::mutex> lock(ordering.mutex);
-      if (ordering.latest) check(cudaStreamWaitEvent(stream, ordering.latest, 0), "cudaStreamWaitEvent");
+      const auto began = std::chrono::steady_clock::now();
+      if ((migration == "ordered" || migration == "ordered_context") && ordering.latest)
+        check(cudaStreamWaitEvent(stream, ordering.latest, 0), "cudaStreamWaitEvent");
+      else if (migration == "words_context" && ordering.written &&
+               cuStreamWaitValue64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(ordering.word),
+                                   ordering.written, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+        check(cudaErrorUnknown, "cuStreamWaitValue64");
+      moved.wait_us += microseconds(std::chrono::steady_clock::now() - began);
+      moved.waits++;
     }
     for (int k = 0; k < kGroup; ++k) starts[k] = buffer + ((next + k) % blocks) * kBlock;
     next = (next + kGroup) % blocks;
@@ -92,13 +137,21 @@ Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& o
       moved.call_us += microseconds(std::chrono::steady_clock::now() - began);
       moved.bytes += double(kGroup) * kBlock;
     }
+    const auto issued = std::chrono::steady_clock::now();
     check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    moved.sync_us += microseconds(std::chrono::steady_clock::now() - issued);
+    moved.groups++;
+    started.store(true);
   }
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  if (green)
+    cuGreenCtxDestroy(green);
+  else if (context)
+    cuCtxDestroy(context);
   return moved;
 }
 
-int run(const std::string& migration, size_t bytes, int launches) {
+int run(const std::string& migration, size_t bytes, int launches, long long kernel_ns) {
   check(cudaSetDevice(0), "cudaSetDevice");
   char* buffer = nullptr;
   check(cudaMallocManaged(&buffer, bytes), "cudaMallocManaged");
@@ -106,15 +159,18 @@ int run(const std::string& migration, size_t bytes, int launches) {
   check(cudaDeviceSynchronize(), "fill");
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  for (int i = 0; i < 100; ++i) empty<<<1, 1, 0, stream>>>();  // warm-up
+  for (int i = 0; i < 100; ++i) spin<<<1, 1, 0, stream>>>(0);  // warm-up
   check(cudaStreamSynchronize(stream), "warm-up");
 
   Ordering ordering;
-  std::atomic<bool> stop{false};
+  check(cudaHostAlloc(reinterpret_cast<void**>(&ordering.word), sizeof(uint64_t), cudaHostAllocPortable | cudaHostAllocMapped),
+        "cudaHostAlloc");
+  *ordering.word = 0;
+  std::atomic<bool> started{false}, stop{false};
   Moved moved;
   std::thread mover;
-  if (migration != "none") mover = std::thread([&] { moved = move(buffer, bytes, migration, ordering, stop); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the mover under way
+  if (migration != "none") mover = std::thread([&] { moved = move(buffer, bytes, migration, ordering, started, stop); });
+  while (mover.joinable() && !started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // under way
 
   std::vector<double> launch_us;
   std::vector<cudaEvent_t> events;
@@ -122,9 +178,16 @@ int run(const std::string& migration, size_t bytes, int launches) {
   const auto began = std::chrono::steady_clock::now();
   for (int i = 0; i < launches; ++i) {
     const auto t = std::chrono::steady_clock::now();
-    empty<<<1, 1, 0, stream>>>();
+    spin<<<1, 1, 0, stream>>>(kernel_ns);
     launch_us.push_back(microseconds(std::chrono::steady_clock::now() - t));
-    if (migration == "ordered" && i % kGroup == 0) {
+    if (migration == "words_context" && i % kGroup == 0) {
+      std::lock_guard<std::mutex> lock(ordering.mutex);
+      if (cuStreamWriteValue64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(ordering.word),
+                               ordering.written + 1, 0) != CUDA_SUCCESS)
+        check(cudaErrorUnknown, "cuStreamWriteValue64");
+      ordering.written++;
+    }
+    if ((migration == "ordered" || migration == "ordered_context") && i % kGroup == 0) {
       cudaEvent_t event;
       check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
       check(cudaEventRecord(event, stream), "cudaEventRecord");
@@ -138,6 +201,7 @@ int run(const std::string& migration, size_t bytes, int launches) {
   stop.store(true);
   if (mover.joinable()) mover.join();
   for (cudaEvent_t e : events) cudaEventDestroy(e);
+  check(cudaFreeHost(ordering.word), "cudaFreeHost");
 
   std::vector<double> sorted = launch_us;
   std::sort(sorted.begin(), sorted.end());
@@ -147,9 +211,11 @@ int run(const std::string& migration, size_t bytes, int launches) {
   std::printf("{\"migration\": \"%s\", \"bytes\": %zu, \"launches\": %d, \"launch_thread_us\": %.1f, "
               "\"launch_call_us_mean\": %.2f, \"launch_call_us_median\": %.2f, \"launch_call_us_p90\": %.2f, "
               "\"launch_call_us_p99\": %.2f, \"launch_call_us_max\": %.1f, \"migration_calls\": %ld, "
-              "\"migrated_gb\": %.3f, \"migration_call_us_mean\": %.2f}\n",
+              "\"migrated_gb\": %.3f, \"migration_call_us_mean\": %.2f, \"kernel_ns\": %lld, "
+              "\"order_wait_call_us_mean\": %.2f, \"group_sync_us_mean\": %.1f}\n",
               migration.c_str(), bytes, launches, total_us, sum / launches, at(0.5), at(0.9), at(0.99),
-              sorted.back(), moved.calls, moved.bytes / 1e9, moved.calls ? moved.call_us / moved.calls : 0.0);
+              sorted.back(), moved.calls, moved.bytes / 1e9, moved.calls ? moved.call_us / moved.calls : 0.0,
+              kernel_ns, moved.waits ? moved.wait_us / moved.waits : 0.0, moved.groups ? moved.sync_us / moved.groups : 0.0);
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   check(cudaFree(buffer), "cudaFree");
   return 0;
@@ -161,10 +227,12 @@ int main(int argc, char** argv) {
   const std::string migration = argc > 1 ? argv[1] : "";
   const size_t bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) / kBlock * kBlock : 0;
   const int launches = argc > 3 ? std::atoi(argv[3]) : 0;
-  const bool known = migration == "none" || migration == "calls" || migration == "ordered" || migration == "batch";
-  if (argc != 4 || !known || bytes < kGroup * kBlock || launches < 1) {
-    std::fprintf(stderr, "usage: launch_contention none|calls|ordered|batch BYTES LAUNCHES (BYTES >= 32 MiB)\n");
+  const long long kernel_ns = argc > 4 ? std::atoll(argv[4]) : 0;
+  const bool known = migration == "none" || migration == "calls" || migration == "ordered" || migration == "batch" ||
+                     migration == "context" || migration == "ordered_context" || migration == "words_context" || migration == "green";
+  if (argc < 4 || argc > 5 || kernel_ns < 0 || !known || bytes < kGroup * kBlock || launches < 1) {
+    std::fprintf(stderr, "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
     return 2;
   }
-  return run(migration, bytes, launches);
+  return run(migration, bytes, launches, kernel_ns);
 }
