@@ -12,7 +12,8 @@ within the tolerance, deepum's hook CPU time per step (seconds) and whether all 
 alike, and whether every workload is within. Since the runs alternate, each deepum run and the none
 run before it form a pair that shares the GPU's speed of the moment: the record also gives each
 pair's ratio and a verdict from them (pair_verdict), which says "undecided" where the pairs straddle
-the tolerance, instead of reading noise as a result.
+the tolerance, instead of reading noise as a result. --cpus pins this script, and with it every run,
+to a set of CPUs (the launch-bound steps vary less from run to run; docs/results.md).
 
     python3 bench/no_pressure.py --out bench/results/no_pressure
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -49,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--tolerance", type=float, default=0.03,
                         help="largest accepted excess of deepum's median step over none's (default 0.03: 3%%)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
+    parser.add_argument("--cpus", default=None, metavar="LIST",
+                        help='pin the runs to these CPUs, e.g. "2-9" or "0,2,4-6" (default: not pinned)')
     parser.add_argument("--resume", action="store_true", help="keep successful records already in --out")
     parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
     return parser
@@ -68,7 +72,24 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.tolerance < 0:
         parser.error(f"--tolerance must be at least 0, got {args.tolerance}")
     args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
+    args.cpus = None if args.cpus is None else cpu_list(parser, args.cpus)
     return args
+
+
+def cpu_list(parser: argparse.ArgumentParser, text: str) -> list[int]:
+    """The CPUs a --cpus value names ("2-9", "0,2,4-6"), ascending; exits with status 2 where it is
+    malformed or names a CPU this process may not run on."""
+    cpus = set()
+    for part in text.split(","):
+        first, dash, last = part.strip().partition("-")
+        if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
+            parser.error(f'--cpus must list CPUs as "2-9" or "0,2,4-6", got {text!r}')
+        cpus.update(range(int(first), int(last if dash else first) + 1))
+    allowed = os.sched_getaffinity(0)
+    if not cpus <= allowed:
+        parser.error(f"--cpus names CPUs {sorted(cpus - allowed)} this process may not run on "
+                     f"(allowed: {sorted(allowed)})")
+    return sorted(cpus)
 
 
 def pair_verdict(pair_ratios: list[float], tolerance: float) -> dict:
@@ -110,6 +131,8 @@ def main(argv=None) -> int:
     command = run_all.script_command("no_pressure.py", argv)
     if not run_all.ready_to_run(args):
         return 1
+    if args.cpus:
+        os.sched_setaffinity(0, args.cpus)  # the runs, started from here, inherit it
     results, device = {}, None
     for workload in args.workloads:
         nones, deepums = [], []
@@ -122,7 +145,7 @@ def main(argv=None) -> int:
         return 0
     record = {"command": command, "device": device,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "tolerance": args.tolerance, "workloads": results,
+              "tolerance": args.tolerance, "cpus": args.cpus, "workloads": results,
               "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
     (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
     for workload, result in results.items():

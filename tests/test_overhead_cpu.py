@@ -2,6 +2,7 @@
 with a stand-in hook, the driver's cases and budget with a stand-in for its processes, the record,
 the no-pressure check with a stand-in for bench/train.py, and argument errors."""
 import json
+import os
 import types
 from pathlib import Path
 
@@ -153,7 +154,8 @@ with open(os.path.join(os.path.dirname(a.o), "order.txt"), "a") as order:
     order.write(os.path.basename(a.o) + os.linesep)
 json.dump({"status": "ok", "workload": a.workload, "workload_id": a.workload, "mode": a.mode, "step_s_median": step,
            "measured_steps": int(a.steps) - int(a.warmup), "parameter_sha256": "same",
-           "hook_s_per_step": 0.001 if a.mode == "deepum" else None, "device": "stub", "argv": sys.argv[1:]},
+           "hook_s_per_step": 0.001 if a.mode == "deepum" else None, "device": "stub", "argv": sys.argv[1:],
+           "cpus": sorted(os.sched_getaffinity(0))},
           open(a.o, "w"))
 """
 
@@ -207,6 +209,21 @@ def test_pair_verdict_reads_the_interval_of_the_pairs(pairs, verdict):
     assert result["pair_interval_confidence"] == pytest.approx(1 - 2 * 0.5 ** len(pairs))
 
 
+def test_no_pressure_pins_its_runs_to_the_cpus_named(stub_train, tmp_path):
+    allowed = sorted(os.sched_getaffinity(0))
+    chosen = allowed[:1]
+    out = tmp_path / "np"
+    try:
+        assert no_pressure.main(["--out", str(out), "--workloads", "gpt2", "--cpus", str(chosen[0])]) == 0
+        assert sorted(os.sched_getaffinity(0)) == chosen
+    finally:
+        os.sched_setaffinity(0, allowed)
+    assert json.loads((out / "no_pressure.json").read_text())["cpus"] == chosen
+    assert json.loads((out / "gpt2_deepum_full.json").read_text())["cpus"] == chosen  # the runs inherit it
+    assert no_pressure.parse_args(["--cpus", f"{allowed[0]}-{allowed[0]},{allowed[0]}"]).cpus == chosen
+    assert no_pressure.parse_args([]).cpus is None
+
+
 def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     monkeypatch.setenv("STUB_FAIL", "dlrm")
     assert no_pressure.main(["--out", str(tmp_path), "--workloads", "dlrm", "--tolerance", "0.2"]) == 0
@@ -223,6 +240,10 @@ def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     (["--repeats", "0"], "--repeats must be from 1 to 10"),
     (["--workloads", "gpt3"], "unknown or no workload"),
     (["--size", "dlrm=--layers 2"], "--layers not used by workload dlrm"),
+    (["--cpus", "9-2"], "--cpus must list CPUs"),
+    (["--cpus", "a"], "--cpus must list CPUs"),
+    (["--cpus", "1,"], "--cpus must list CPUs"),
+    (["--cpus", "100000"], "--cpus names CPUs [100000] this process may not run on"),
 ])
 def test_no_pressure_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
