@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import sys
@@ -36,6 +37,9 @@ import workloads  # noqa: E402
 
 MIN_MEASURED_STEPS = 10
 """Fewest steps after warm-up that the check accepts."""
+PAIR_CONFIDENCE = 0.9
+"""The confidence pair_verdict's interval aims for: it drops as many extreme pairs on each side as
+keep it at least this (none below 5 pairs, where even the smallest and largest fall short of it)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,15 +97,26 @@ def cpu_list(parser: argparse.ArgumentParser, text: str) -> list[int]:
 
 
 def pair_verdict(pair_ratios: list[float], tolerance: float) -> dict:
-    """What the pairs' ratios (deepum / none, one per alternation) say of the median pair ratio: it
-    lies between the smallest and the largest of n pairs with confidence 1 - 2 * 0.5**n (the sign
-    test; 0 for one pair), so it is "within" the tolerance when the largest is at most 1 +
-    tolerance, "outside" when the smallest is above, "undecided" otherwise."""
-    low, high = min(pair_ratios), max(pair_ratios)
+    """What the pairs' ratios (deepum / none, one per alternation) say of the median pair ratio: of n
+    pairs in order, it lies between the k-th smallest and the k-th largest with confidence
+    1 - 2 * P(Binomial(n, 1/2) < k) (the sign test; 0 for one pair), k the largest that keeps it at
+    least PAIR_CONFIDENCE, else 1 (the smallest and the largest). It is "within" the tolerance when
+    the interval's top is at most 1 + tolerance, "outside" when its bottom is above, "undecided"
+    otherwise."""
+    ordered, n = sorted(pair_ratios), len(pair_ratios)
+    k = 1
+    while k < n // 2 and interval_confidence(n, k + 1) >= PAIR_CONFIDENCE:
+        k += 1
+    low, high = ordered[k - 1], ordered[n - k]
     verdict = "within" if high <= 1 + tolerance else "outside" if low > 1 + tolerance else "undecided"
     return {"pair_ratios": pair_ratios, "pair_interval": [low, high],
-            "pair_interval_confidence": 1 - 2 * 0.5 ** len(pair_ratios) if len(pair_ratios) > 1 else 0.0,
-            "verdict": verdict}
+            "pair_interval_confidence": interval_confidence(n, k) if n > 1 else 0.0, "verdict": verdict}
+
+
+def interval_confidence(n: int, k: int) -> float:
+    """The chance that the median of a distribution lies between the k-th smallest and the k-th
+    largest of n draws from it: 1 - 2 * P(Binomial(n, 1/2) < k)."""
+    return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
 
 
 def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:

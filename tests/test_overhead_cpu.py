@@ -209,6 +209,24 @@ def test_pair_verdict_reads_the_interval_of_the_pairs(pairs, verdict):
     assert result["pair_interval_confidence"] == pytest.approx(1 - 2 * 0.5 ** len(pairs))
 
 
+@pytest.mark.parametrize("n, k, confidence", [
+    (4, 1, 0.875), (5, 1, 0.9375), (8, 2, 1 - 18 / 256), (10, 2, 1 - 22 / 1024), (20, 6, 1 - 2 * 21700 / 2**20),
+])
+def test_pair_verdict_drops_extreme_pairs_while_the_confidence_stays_high(n, k, confidence):
+    pairs = [1.0 + i / 1000 for i in range(n)]  # ascending: the k-th from each end is pairs[k - 1], pairs[n - k]
+    result = no_pressure.pair_verdict(list(reversed(pairs)), 0.03)
+    assert result["pair_interval"] == [pairs[k - 1], pairs[n - k]]
+    assert result["pair_interval_confidence"] == pytest.approx(confidence)
+    assert result["pair_interval_confidence"] >= no_pressure.PAIR_CONFIDENCE or k == 1
+    # one more dropped on each side would fall short
+    assert k == n // 2 or no_pressure.interval_confidence(n, k + 1) < no_pressure.PAIR_CONFIDENCE
+
+
+def test_pair_verdict_of_eight_pairs_sets_one_outlier_aside():
+    assert no_pressure.pair_verdict([0.99, 1.00, 1.01, 1.02, 0.98, 1.00, 1.25, 0.70], 0.03)["verdict"] == "within"
+    assert no_pressure.pair_verdict([0.99, 1.00, 1.01, 1.02, 0.98, 1.00, 1.25, 1.04], 0.03)["verdict"] == "undecided"
+
+
 def test_no_pressure_pins_its_runs_to_the_cpus_named(stub_train, tmp_path):
     allowed = sorted(os.sched_getaffinity(0))
     chosen = allowed[:1]
