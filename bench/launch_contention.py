@@ -10,7 +10,8 @@ launching stream, as the engine orders its worker's moves), batch (16 blocks per
 cudaMemPrefetchBatchAsync), context and ordered_context (calls and ordered, the mover in a CUDA
 context of its own on the same GPU), words_context (ordered_context, ordered by a pinned word the
 launching stream writes instead of an event), green (calls, the mover in a green context of 8
-SMs). --kernel-us makes each kernel spin, so that the GPU runs
+SMs), mapped_blocks and mapped_whole (no mover: the buffer mapped from the host beforehand, one
+advice per 2 MiB block or one for the whole buffer). --kernel-us makes each kernel spin, so that the GPU runs
 behind the launches and the ordering waits are real. Safety: the buffer is refused above a quarter
 of the free GPU memory; nothing goes past GPU memory.
 """
@@ -29,7 +30,8 @@ sys.path.insert(0, str(HERE))
 
 import link_paths  # noqa: E402
 
-MODES = ("none", "calls", "ordered", "batch", "context", "ordered_context", "words_context", "green")
+MODES = ("none", "calls", "ordered", "batch", "context", "ordered_context", "words_context", "green", "mapped_blocks",
+         "mapped_whole")
 
 
 def main(argv=None) -> int:

@@ -13,7 +13,9 @@
 // same GPU, not the primary context the launches use); words_context (as ordered_context, ordered by a
 // word of pinned host memory the launching stream writes every 16 launches, which the mover's stream
 // waits for, instead of an event); green (as calls, the mover in a green context of 8 SMs made from
-// the primary context). KERNEL_NS (optional, default 0): each kernel spins that long, so
+// the primary context); mapped_blocks and mapped_whole (no mover: before the launches the whole
+// buffer is mapped from the host, preferred location the host and accessed by the GPU, as host
+// mapping does, in one advice per 2 MiB block or one for the whole buffer). KERNEL_NS (optional, default 0): each kernel spins that long, so
 // that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
 // group's moves took to complete on the GPU once issued (its synchronization).
 // Times in microseconds; the caller (bench/launch_contention.py) keeps BYTES far under the free GPU
@@ -157,6 +159,15 @@ int run(const std::string& migration, size_t bytes, int launches, long long kern
   check(cudaMallocManaged(&buffer, bytes), "cudaMallocManaged");
   check(cudaMemset(buffer, 1, bytes), "cudaMemset");
   check(cudaDeviceSynchronize(), "fill");
+  if (migration == "mapped_blocks" || migration == "mapped_whole") {
+    const size_t range = migration == "mapped_blocks" ? kBlock : bytes;
+    for (size_t at = 0; at < bytes; at += range) {
+      check(cudaMemAdvise(buffer + at, range, cudaMemAdviseSetPreferredLocation, location(false)), "cudaMemAdvise");
+      check(cudaMemAdvise(buffer + at, range, cudaMemAdviseSetAccessedBy, location(true)), "cudaMemAdvise");
+    }
+    check(cudaMemPrefetchAsync(buffer, bytes, location(false), 0, 0), "cudaMemPrefetchAsync");
+    check(cudaDeviceSynchronize(), "map");
+  }
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   for (int i = 0; i < 100; ++i) spin<<<1, 1, 0, stream>>>(0);  // warm-up
@@ -169,7 +180,8 @@ int run(const std::string& migration, size_t bytes, int launches, long long kern
   std::atomic<bool> started{false}, stop{false};
   Moved moved;
   std::thread mover;
-  if (migration != "none") mover = std::thread([&] { moved = move(buffer, bytes, migration, ordering, started, stop); });
+  const bool moving = migration != "none" && migration != "mapped_blocks" && migration != "mapped_whole";
+  if (moving) mover = std::thread([&] { moved = move(buffer, bytes, migration, ordering, started, stop); });
   while (mover.joinable() && !started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // under way
 
   std::vector<double> launch_us;
@@ -229,9 +241,10 @@ int main(int argc, char** argv) {
   const int launches = argc > 3 ? std::atoi(argv[3]) : 0;
   const long long kernel_ns = argc > 4 ? std::atoll(argv[4]) : 0;
   const bool known = migration == "none" || migration == "calls" || migration == "ordered" || migration == "batch" ||
-                     migration == "context" || migration == "ordered_context" || migration == "words_context" || migration == "green";
+                     migration == "context" || migration == "ordered_context" || migration == "words_context" || migration == "green" ||
+                     migration == "mapped_blocks" || migration == "mapped_whole";
   if (argc < 4 || argc > 5 || kernel_ns < 0 || !known || bytes < kGroup * kBlock || launches < 1) {
-    std::fprintf(stderr, "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
+    std::fprintf(stderr, "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green|mapped_blocks|mapped_whole BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
     return 2;
   }
   return run(migration, bytes, launches, kernel_ns);

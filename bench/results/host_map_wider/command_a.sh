@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# call A: host mapping beyond the optimizer's state, for BERT-Large 24L at half its footprint (its GPU
+# is idle most of a step under pressure): the default (host_map_uses 4, host_map_span_percent 25), the
+# span widened to the whole iteration, and both widened (16 uses); in alternation, twice each, 10 steps
+# of which 5 warm-up, beside one none run. The records come back as one archive.
+export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
+T0=$(date +%s)
+R=$OUT/records; rm -rf $R; mkdir -p $R
+python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
+PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
+echo "built in $(( $(date +%s) - T0 )) s"
+echo '{}' > $R/default.json
+echo '{"host_map_span_percent": 100}' > $R/span100.json
+echo '{"host_map_span_percent": 100, "host_map_uses": 16}' > $R/span100_uses16.json
+BERT="--workload bert-large --layers 24 --seq 128 --batch 8 --steps 10 --warmup 5"
+python3 bench/train.py $BERT --mode none -o $R/bert_none.json > $R/bert_none.log 2>&1 || tail -3 $R/bert_none.log
+for r in 1 2; do
+  for c in default span100 span100_uses16; do
+    timeout 150 python3 bench/train.py $BERT --mode deepum --capacity 3792699392 --config $R/$c.json \
+      -o $R/bert_${c}_r$r.json > $R/bert_${c}_r$r.log 2>&1 || tail -3 $R/bert_${c}_r$r.log
+  done
+  echo "round $r $(( $(date +%s) - T0 )) s"
+done
+python3 bench/results/worker_context/summary.py $R
+python3 - <<'PY'
+import json, glob, os
+for f in sorted(glob.glob(os.environ["OUT"] + "/records/bert_*_r*.json")):
+    r = json.load(open(f)); s = r["stats"]
+    print(os.path.basename(f)[:-5], "h2d %.2f d2h %.2f GB/step" % (r["h2d_bytes_per_step"] / 1e9, r["d2h_bytes_per_step"] / 1e9),
+          "mapped %.2f GB" % (s["host_map_bytes"] / 1e9), "gpu busy %.3f s" % (r.get("gpu_busy_s_per_step") or 0))
+PY
+rm -f $R/build.log $R/prebuild.log; tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
