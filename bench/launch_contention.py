@@ -9,9 +9,9 @@ cudaMemPrefetchAsync each), ordered (the same, each group of moves ordered after
 launching stream, as the engine orders its worker's moves), batch (16 blocks per
 cudaMemPrefetchBatchAsync), context and ordered_context (calls and ordered, the mover in a CUDA
 context of its own on the same GPU), words_context (ordered_context, ordered by a pinned word the
-launching stream writes instead of an event), green (calls, the mover in a green context of 8
-SMs), mapped_blocks and mapped_whole (no mover: the buffer mapped from the host beforehand, one
-advice per 2 MiB block or one for the whole buffer). --kernel-us makes each kernel spin, so that the GPU runs
+launching stream writes instead of an event), green (calls, the mover in a green context of 8 SMs),
+mapped_blocks and mapped_whole (no mover: the buffer mapped from the host beforehand, one advice per
+2 MiB block or one for the whole buffer). --kernel-us makes each kernel spin, so that the GPU runs
 behind the launches and the ordering waits are real. Safety: the buffer is refused above a quarter
 of the free GPU memory; nothing goes past GPU memory.
 """

@@ -83,16 +83,16 @@ def parse_args(argv=None) -> argparse.Namespace:
 def cpu_list(parser: argparse.ArgumentParser, text: str) -> list[int]:
     """The CPUs a --cpus value names ("2-9", "0,2,4-6"), ascending; exits with status 2 where it is
     malformed or names a CPU this process may not run on."""
+    allowed = os.sched_getaffinity(0)
     cpus = set()
     for part in text.split(","):
         first, dash, last = part.strip().partition("-")
         if not first.isdigit() or (dash and not last.isdigit()) or (dash and int(last) < int(first)):
             parser.error(f'--cpus must list CPUs as "2-9" or "0,2,4-6", got {text!r}')
-        cpus.update(range(int(first), int(last if dash else first) + 1))
-    allowed = os.sched_getaffinity(0)
-    if not cpus <= allowed:
-        parser.error(f"--cpus names CPUs {sorted(cpus - allowed)} this process may not run on "
-                     f"(allowed: {sorted(allowed)})")
+        named = range(int(first), int(last if dash else first) + 1)
+        if named[-1] > max(allowed) or not set(named) <= allowed:
+            parser.error(f"--cpus names CPUs ({part.strip()}) this process may not run on (allowed: {sorted(allowed)})")
+        cpus.update(named)
     return sorted(cpus)
 
 

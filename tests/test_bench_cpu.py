@@ -559,13 +559,18 @@ def test_moe_replaces_each_feed_forward_layer_with_eight_experts_and_a_router():
     assert workloads.sizes(moe_args)[1]["experts"] == 8 and workloads.MOE_TOP_K == 2
 
 
-@pytest.mark.parametrize("argv", [["--mib", "16"], ["--launches", "0"], ["--repeats", "0"]])
-def test_launch_contention_refuses_bad_sizes_before_touching_a_gpu(argv, capsys):
+@pytest.mark.parametrize("argv, message", [
+    (["--mib", "16"], "--mib must be at least 32"), (["--launches", "0"], "--mib must be at least 32"),
+    (["--repeats", "0"], "--mib must be at least 32"), (["--kernel-us", "-1"], "--kernel-us in 0..10000"),
+    (["--kernel-us", "10001"], "--kernel-us in 0..10000"), (["--modes", "calls,bogus"], "--modes must name some of"),
+    (["--modes", ""], "--modes must name some of"),
+])
+def test_launch_contention_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
     (launch_contention,) = load("launch_contention")
     with pytest.raises(SystemExit) as exc:
         launch_contention.main([*argv, "-o", "x.json"])
     assert exc.value.code == 2
-    assert "--mib must be at least 32" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [["--mib", "32"], ["--mib", "100"], ["--repeats", "0"]])

@@ -261,7 +261,8 @@ def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     (["--cpus", "9-2"], "--cpus must list CPUs"),
     (["--cpus", "a"], "--cpus must list CPUs"),
     (["--cpus", "1,"], "--cpus must list CPUs"),
-    (["--cpus", "100000"], "--cpus names CPUs [100000] this process may not run on"),
+    (["--cpus", "100000"], "--cpus names CPUs (100000) this process may not run on"),
+    (["--cpus", "0-99999999999999"], "--cpus names CPUs (0-99999999999999) this process may not run on"),
 ])
 def test_no_pressure_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
