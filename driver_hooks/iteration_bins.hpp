@@ -6,25 +6,54 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <utility>
 #include <vector>
 
 namespace deepum {
 
-// Busy time of one direction of the link: the union of its transfers' [start, end) intervals. Records
-// come in buffers: each buffer's intervals are sorted and counted past the end of all those counted
-// before, so no time is counted twice; an interval delivered in a later buffer than one ending after
-// it adds only its part past that end (the figure may fall short, never over).
-struct BusyUnion {
-  uint64_t busy_ns = 0;
-  uint64_t covered_until = 0;
+// Busy time of one direction of the link, or of the GPU: the union of [start, end) intervals, in
+// whatever order their records arrive (CUPTI delivers buffers late and out of order). The latest
+// kKeptRuns disjoint runs of the union are kept, so a late interval merges exactly with them; what lies
+// before the oldest kept run, or before what settle() let go, is forgotten, and a late interval there
+// adds only its part past it (the figure may then fall short, never over). Memory: at most kKeptRuns
+// runs.
+class BusyUnion {
+ public:
+  static constexpr size_t kKeptRuns = 4096;
+
+  uint64_t busy_ns() const { return busy_ns_; }
   void add(uint64_t start, uint64_t end) {
-    const uint64_t from = std::max(start, covered_until);
-    if (end <= from) return;
-    busy_ns += end - from;
-    covered_until = end;
+    start = std::max(start, forgotten_until_);
+    if (end <= start) return;
+    auto it = runs_.upper_bound(start);
+    if (it != runs_.begin() && std::prev(it)->second >= start) --it;
+    uint64_t first = start, last = end, covered = 0;  // covered: the part of [start, end) already counted
+    while (it != runs_.end() && it->first <= end) {
+      covered += std::min(end, it->second) - std::max(start, it->first);
+      first = std::min(first, it->first);
+      last = std::max(last, it->second);
+      it = runs_.erase(it);
+    }
+    runs_.emplace(first, last);
+    busy_ns_ += (end - start) - covered;
+    while (runs_.size() > kKeptRuns) forget_oldest();
   }
+  // Lets the kept runs go (an iteration closed long enough that no more of its records are expected).
+  void settle() {
+    while (!runs_.empty()) forget_oldest();
+  }
+
+ private:
+  void forget_oldest() {
+    forgotten_until_ = std::max(forgotten_until_, runs_.begin()->second);
+    runs_.erase(runs_.begin());
+  }
+  uint64_t busy_ns_ = 0;
+  uint64_t forgotten_until_ = 0;
+  std::map<uint64_t, uint64_t> runs_;  // start -> end, disjoint and not touching
 };
 
 // The figures of one iteration, or of the whole run. Units: faults counted, bytes, nanoseconds.
@@ -32,6 +61,11 @@ struct IterationFigures {
   uint64_t gpu_page_faults = 0, fault_h2d_bytes = 0, prefetch_h2d_bytes = 0, other_h2d_bytes = 0, d2h_bytes = 0;
   BusyUnion h2d_link, d2h_link;
   BusyUnion kernels;  // the GPU running kernels (kernel records on only)
+  void settle() {
+    h2d_link.settle();
+    d2h_link.settle();
+    kernels.settle();
+  }
 };
 
 struct KernelSpan {
@@ -55,11 +89,13 @@ class IterationBins {
     marks_.clear();
     bins_.assign(1, IterationFigures{});
   }
-  // An iteration mark at time t (never before the last mark): a new bin opens.
+  // An iteration mark at time t (never before the last mark): a new bin opens, and the bin the mark
+  // before last closed settles (its busy unions keep no runs: a whole iteration has passed since).
   void mark(uint64_t t) {
     std::lock_guard<std::mutex> lock(mutex_);
     marks_.push_back(marks_.empty() ? t : std::max(t, marks_.back()));
     bins_.emplace_back();
+    if (bins_.size() >= 4) bins_[bins_.size() - 4].settle();
   }
   void fault(uint64_t t, uint64_t count) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -14,9 +14,9 @@ inline pybind11::dict iteration_figures_dict(const IterationFigures& f) {
   row["prefetch_h2d_bytes"] = f.prefetch_h2d_bytes;
   row["other_h2d_bytes"] = f.other_h2d_bytes;
   row["d2h_bytes"] = f.d2h_bytes;
-  row["h2d_link_busy_ns"] = f.h2d_link.busy_ns;
-  row["d2h_link_busy_ns"] = f.d2h_link.busy_ns;
-  row["gpu_busy_ns"] = f.kernels.busy_ns;
+  row["h2d_link_busy_ns"] = f.h2d_link.busy_ns();
+  row["d2h_link_busy_ns"] = f.d2h_link.busy_ns();
+  row["gpu_busy_ns"] = f.kernels.busy_ns();
   return row;
 }
 

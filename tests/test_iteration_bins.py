@@ -99,12 +99,34 @@ def test_gpu_busy_time_is_the_union_of_the_kernels_that_began_in_the_iteration(m
     for start, end in (span for spans in buffers for span in spans):
         by_bin[model.bin(start)].append((start, end))
     figures = bins.figures()
-    for got, spans in zip(figures, by_bin):
-        assert got["gpu_busy_ns"] <= union_ns(spans)
+    for got in figures:
         assert got["h2d_link_busy_ns"] == got["d2h_link_busy_ns"] == got["gpu_page_faults"] == 0
-    if len(buffers) == 1:  # one buffer: exactly the union
-        assert [got["gpu_busy_ns"] for got in figures] == [union_ns(spans) for spans in by_bin]
-    assert bins.totals()["gpu_busy_ns"] <= union_ns([span for spans in buffers for span in spans])
+    # whatever order the buffers come in: exactly the union of each iteration's kernels, and of all
+    assert [got["gpu_busy_ns"] for got in figures] == [union_ns(spans) for spans in by_bin]
+    assert bins.totals()["gpu_busy_ns"] == union_ns([span for spans in buffers for span in spans])
+
+
+def test_an_iteration_two_marks_old_counts_a_late_record_only_past_what_it_held():
+    bins = _native.IterationBins()
+    bins.mark(100)
+    bins.kernels([(0, 10), (20, 30)])
+    bins.mark(200)
+    bins.kernels([(5, 25)])  # one mark later: merged exactly
+    assert bins.figures()[0]["gpu_busy_ns"] == 30
+    bins.kernels([(40, 60)])
+    bins.mark(300)  # two marks later: iteration 0 keeps no runs
+    bins.kernels([(30, 50), (70, 80)])  # only what lies past its last run (60) counts
+    assert bins.figures()[0]["gpu_busy_ns"] == 30 + 20 + 10
+    assert bins.totals()["gpu_busy_ns"] == union_ns([(0, 30), (30, 60), (70, 80)])
+
+
+def test_the_union_keeps_its_latest_runs_only():
+    bins = _native.IterationBins()
+    spans = [(10 * i, 10 * i + 5) for i in range(5000)]  # 5,000 disjoint runs, more than are kept
+    bins.kernels(spans)
+    bins.kernels([(49_985, 49_990)])  # the last gap: among the kept runs, merged exactly
+    bins.kernels([(5, 10)])           # the first gap: before the kept runs, forgotten
+    assert bins.figures()[0]["gpu_busy_ns"] == 5000 * 5 + 5
 
 
 def test_a_record_at_a_mark_counts_after_it_and_reset_forgets_all():

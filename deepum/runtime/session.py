@@ -494,8 +494,10 @@ def stats() -> dict:
     - ``fault_h2d_bytes``, ``prefetch_h2d_bytes``, ``other_h2d_bytes``: bytes migrated to the GPU on
       faults, by prefetches, and otherwise. ``d2h_bytes``: bytes migrated to the host.
     - ``h2d_link_busy_ns``, ``d2h_link_busy_ns``: time the host link was busy migrating managed memory
-      to the GPU, and to the host: the union of the transfers' GPU time spans in each direction (an
-      interval delivered late, after a later one was counted, adds only its part past it).
+      to the GPU, and to the host: the union of the transfers' GPU time spans in each direction,
+      exact whatever order CUPTI delivers them in, as long as a record comes within the last 4,096
+      runs of its union and before its iteration's bin settles (the second mark after the one that
+      closed it); a later one adds only its part past what was let go.
     - ``gpu_busy_ns``: time the GPU ran kernels, the union of CUPTI's kernel records' spans counted
       the same way; kernel records are on while the engine is awake (and for a recording or learning
       from faults), so it is 0 while the engine sleeps. A step's time less it is the GPU waiting: on
