@@ -102,7 +102,8 @@ class IterationBins {
     bin(t).gpu_page_faults += count;
     totals_.gpu_page_faults += count;
   }
-  // One buffer's transfers: each counted in the bin of its start.
+  // One buffer's transfers: each counted in the bin of its start, in start order (so that a buffer of
+  // more than kKeptRuns runs is a union to the last nanosecond too).
   void transfers(std::vector<TransferRecord> records) {
     std::sort(records.begin(), records.end());
     std::lock_guard<std::mutex> lock(mutex_);
@@ -111,7 +112,7 @@ class IterationBins {
       add(totals_, r);
     }
   }
-  // One buffer's kernel records: each span counted in the bin of its start.
+  // One buffer's kernel records: each span counted in the bin of its start, in start order.
   void kernels(std::vector<KernelSpan> spans) {
     std::sort(spans.begin(), spans.end());
     std::lock_guard<std::mutex> lock(mutex_);

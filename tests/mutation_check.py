@@ -123,6 +123,17 @@ MUTATIONS = {
         "driver_hooks/iteration_bins.hpp", "marks_.empty() ? t : std::max(t, marks_.back())", "t"),
     "busy-time-not-sorted": (
         "driver_hooks/iteration_bins.hpp", "    std::sort(records.begin(), records.end());\n", ""),
+    "kernel-spans-not-sorted": (
+        "driver_hooks/iteration_bins.hpp", "    std::sort(spans.begin(), spans.end());\n", ""),
+    "busy-union-misses-the-run-before": (
+        "driver_hooks/iteration_bins.hpp", "    if (it != runs_.begin() && std::prev(it)->second >= start) --it;\n", ""),
+    "busy-union-keeps-every-run": (
+        "driver_hooks/iteration_bins.hpp", "    while (runs_.size() > kKeptRuns) forget_oldest();\n", ""),
+    "busy-union-merge-ends-at-the-new-interval": (
+        "driver_hooks/iteration_bins.hpp", "      last = std::max(last, it->second);\n", "      last = end;\n"),
+    "busy-bin-settles-a-mark-early": (
+        "driver_hooks/iteration_bins.hpp", "if (bins_.size() >= 4) bins_[bins_.size() - 4].settle();",
+        "if (bins_.size() >= 3) bins_[bins_.size() - 3].settle();"),
     "allocation-not-held-while-issuing": (
         "driver_hooks/memory_map.hpp", "      if (it->second.issuing) {", "      if (false) {"),
     "taken-discard-not-marked-issuing": (

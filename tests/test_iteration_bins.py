@@ -129,6 +129,15 @@ def test_the_union_keeps_its_latest_runs_only():
     assert bins.figures()[0]["gpu_busy_ns"] == 5000 * 5 + 5
 
 
+def test_one_buffer_of_more_runs_than_are_kept_counts_whole_in_any_order():
+    spans = [(10 * i, 10 * i + 5) for i in range(5000)]
+    records = [(start, end, 1, "d2h") for start, end in spans]
+    bins = _native.IterationBins()
+    bins.kernels(list(reversed(spans)))
+    bins.transfers(list(reversed(records)))
+    assert bins.figures()[0]["gpu_busy_ns"] == bins.figures()[0]["d2h_link_busy_ns"] == 5000 * 5
+
+
 def test_a_record_at_a_mark_counts_after_it_and_reset_forgets_all():
     bins = _native.IterationBins()
     bins.mark(100)
