@@ -37,7 +37,8 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);",
         "if (!resident_[b]) missing_.push_back(b);"),
     "host-mapped-blocks-prefetched": (
-        "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b]) continue;", "if (resident_[b]) continue;"),
+        "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;",
+        "if (resident_[b] || !memory_.exists(b)) continue;"),
     "host-mapped-accesses-free": (
         "driver_hooks/uvm_model.hpp", "double(host_mapped_bytes) / cost_.host_map_bytes_per_s", "0.0"),
     "lru-without-dead-preference": (
