@@ -15,8 +15,8 @@
 // waits for, instead of an event); green (as calls, the mover in a green context of 8 SMs made from
 // the primary context); mapped_blocks and mapped_whole (no mover: before the launches the whole
 // buffer is mapped from the host, preferred location the host and accessed by the GPU, as host
-// mapping does, in one advice per 2 MiB block or one for the whole buffer). KERNEL_NS (optional, default 0): each kernel spins that long, so
-// that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
+// mapping does, in one advice per 2 MiB block or one for the whole buffer). KERNEL_NS (optional,
+// default 0): each kernel spins that long, so that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
 // group's moves took to complete on the GPU once issued (its synchronization).
 // Times in microseconds; the caller (bench/launch_contention.py) keeps BYTES far under the free GPU
 // memory.
@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,6 +60,60 @@ cudaMemLocation location(bool gpu) {
   return l;
 }
 
+// What a MIGRATION name asks for.
+struct Mode {
+  enum class Issuer { kNone, kPrimary, kOwnContext, kGreen };  // kNone: no mover thread
+  enum class Order { kNone, kEvent, kWord };                  // what each group of moves waits for
+  std::string name;
+  Issuer issuer = Issuer::kPrimary;
+  Order order = Order::kNone;
+  bool batch = false;     // one cudaMemPrefetchBatchAsync per group and direction
+  size_t map_range = 0;   // mapped from the host beforehand, one advice per this many bytes (0: not mapped;
+                          // SIZE_MAX: one for the whole buffer)
+};
+
+std::optional<Mode> mode_named(const std::string& name) {
+  using I = Mode::Issuer;
+  using O = Mode::Order;
+  const Mode modes[] = {
+      {"none", I::kNone},
+      {"calls"},
+      {"ordered", I::kPrimary, O::kEvent},
+      {"batch", I::kPrimary, O::kNone, true},
+      {"context", I::kOwnContext},
+      {"ordered_context", I::kOwnContext, O::kEvent},
+      {"words_context", I::kOwnContext, O::kWord},
+      {"green", I::kGreen},
+      {"mapped_blocks", I::kNone, O::kNone, false, kBlock},
+      {"mapped_whole", I::kNone, O::kNone, false, SIZE_MAX},
+  };
+  for (const Mode& m : modes)
+    if (m.name == name) return m;
+  return std::nullopt;
+}
+
+// Makes the mover's context current on this thread: its own (`context`), or a green one made from the
+// primary context (`green`); nothing for the primary context. Exits where the driver makes none.
+void enter_context(const Mode& mode, CUcontext& context, CUgreenCtx& green) {
+  bool made = true;
+  if (mode.issuer == Mode::Issuer::kOwnContext) {
+    made = cuCtxCreate(&context, nullptr, 0, 0) == CUDA_SUCCESS;
+  } else if (mode.issuer == Mode::Issuer::kGreen) {
+    CUdevResource sms{}, part{}, rest{};
+    CUdevResourceDesc desc = nullptr;
+    unsigned groups = 1;
+    made = cuDeviceGetDevResource(0, &sms, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS &&
+           cuDevSmResourceSplitByCount(&part, &groups, &sms, &rest, 0, 8) == CUDA_SUCCESS &&
+           cuDevResourceGenerateDesc(&desc, &part, 1) == CUDA_SUCCESS &&
+           cuGreenCtxCreate(&green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM) == CUDA_SUCCESS &&
+           cuCtxFromGreenCtx(&context, green) == CUDA_SUCCESS && cuCtxSetCurrent(context) == CUDA_SUCCESS;
+  }
+  if (!made) {
+    std::fprintf(stderr, "launch_contention: no context for mode %s\n", mode.name.c_str());
+    std::exit(1);
+  }
+}
+
 double microseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
@@ -79,28 +134,12 @@ struct Moved {
 
 // Moves the buffer's blocks out to the host and back, group by group, until told to stop; `started`
 // is set once the first group has moved.
-Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& ordering, std::atomic<bool>& started,
+Moved move(char* buffer, size_t bytes, const Mode& mode, Ordering& ordering, std::atomic<bool>& started,
            std::atomic<bool>& stop) {
   check(cudaSetDevice(0), "cudaSetDevice");
   CUcontext context = nullptr;
-  if ((migration == "context" || migration == "ordered_context" || migration == "words_context") && cuCtxCreate(&context, nullptr, 0, 0) != CUDA_SUCCESS) {
-    std::fprintf(stderr, "launch_contention: cuCtxCreate failed\n");
-    std::exit(1);
-  }
   CUgreenCtx green = nullptr;
-  if (migration == "green") {
-    CUdevResource sms{}, part{}, rest{};
-    CUdevResourceDesc desc = nullptr;
-    unsigned groups = 1;
-    if (cuDeviceGetDevResource(0, &sms, CU_DEV_RESOURCE_TYPE_SM) != CUDA_SUCCESS ||
-        cuDevSmResourceSplitByCount(&part, &groups, &sms, &rest, 0, 8) != CUDA_SUCCESS ||
-        cuDevResourceGenerateDesc(&desc, &part, 1) != CUDA_SUCCESS ||
-        cuGreenCtxCreate(&green, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS ||
-        cuCtxFromGreenCtx(&context, green) != CUDA_SUCCESS || cuCtxSetCurrent(context) != CUDA_SUCCESS) {
-      std::fprintf(stderr, "launch_contention: no green context\n");
-      std::exit(1);
-    }
-  }
+  enter_context(mode, context, green);
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Moved moved;
@@ -112,9 +151,9 @@ Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& o
     {
       std::lock_guard<std::mutex> lock(ordering.mutex);
       const auto began = std::chrono::steady_clock::now();
-      if ((migration == "ordered" || migration == "ordered_context") && ordering.latest)
+      if (mode.order == Mode::Order::kEvent && ordering.latest)
         check(cudaStreamWaitEvent(stream, ordering.latest, 0), "cudaStreamWaitEvent");
-      else if (migration == "words_context" && ordering.written &&
+      else if (mode.order == Mode::Order::kWord && ordering.written &&
                cuStreamWaitValue64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(ordering.word),
                                    ordering.written, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
         check(cudaErrorUnknown, "cuStreamWaitValue64");
@@ -125,7 +164,7 @@ Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& o
     next = (next + kGroup) % blocks;
     for (const bool to_gpu : {false, true}) {
       const auto began = std::chrono::steady_clock::now();
-      if (migration == "batch") {
+      if (mode.batch) {
         cudaMemLocation where = location(to_gpu);
         size_t first = 0;
         check(cudaMemPrefetchBatchAsync(starts.data(), sizes.data(), kGroup, &where, &first, 1, 0, stream),
@@ -153,14 +192,14 @@ Moved move(char* buffer, size_t bytes, const std::string& migration, Ordering& o
   return moved;
 }
 
-int run(const std::string& migration, size_t bytes, int launches, long long kernel_ns) {
+int run(const Mode& mode, size_t bytes, int launches, long long kernel_ns) {
   check(cudaSetDevice(0), "cudaSetDevice");
   char* buffer = nullptr;
   check(cudaMallocManaged(&buffer, bytes), "cudaMallocManaged");
   check(cudaMemset(buffer, 1, bytes), "cudaMemset");
   check(cudaDeviceSynchronize(), "fill");
-  if (migration == "mapped_blocks" || migration == "mapped_whole") {
-    const size_t range = migration == "mapped_blocks" ? kBlock : bytes;
+  if (mode.map_range) {
+    const size_t range = std::min(mode.map_range, bytes);
     for (size_t at = 0; at < bytes; at += range) {
       check(cudaMemAdvise(buffer + at, range, cudaMemAdviseSetPreferredLocation, location(false)), "cudaMemAdvise");
       check(cudaMemAdvise(buffer + at, range, cudaMemAdviseSetAccessedBy, location(true)), "cudaMemAdvise");
@@ -180,8 +219,8 @@ int run(const std::string& migration, size_t bytes, int launches, long long kern
   std::atomic<bool> started{false}, stop{false};
   Moved moved;
   std::thread mover;
-  const bool moving = migration != "none" && migration != "mapped_blocks" && migration != "mapped_whole";
-  if (moving) mover = std::thread([&] { moved = move(buffer, bytes, migration, ordering, started, stop); });
+  if (mode.issuer != Mode::Issuer::kNone)
+    mover = std::thread([&] { moved = move(buffer, bytes, mode, ordering, started, stop); });
   while (mover.joinable() && !started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // under way
 
   std::vector<double> launch_us;
@@ -192,14 +231,14 @@ int run(const std::string& migration, size_t bytes, int launches, long long kern
     const auto t = std::chrono::steady_clock::now();
     spin<<<1, 1, 0, stream>>>(kernel_ns);
     launch_us.push_back(microseconds(std::chrono::steady_clock::now() - t));
-    if (migration == "words_context" && i % kGroup == 0) {
+    if (mode.order == Mode::Order::kWord && i % kGroup == 0) {
       std::lock_guard<std::mutex> lock(ordering.mutex);
       if (cuStreamWriteValue64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(ordering.word),
                                ordering.written + 1, 0) != CUDA_SUCCESS)
         check(cudaErrorUnknown, "cuStreamWriteValue64");
       ordering.written++;
     }
-    if ((migration == "ordered" || migration == "ordered_context") && i % kGroup == 0) {
+    if (mode.order == Mode::Order::kEvent && i % kGroup == 0) {
       cudaEvent_t event;
       check(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate");
       check(cudaEventRecord(event, stream), "cudaEventRecord");
@@ -225,7 +264,7 @@ int run(const std::string& migration, size_t bytes, int launches, long long kern
               "\"launch_call_us_p99\": %.2f, \"launch_call_us_max\": %.1f, \"migration_calls\": %ld, "
               "\"migrated_gb\": %.3f, \"migration_call_us_mean\": %.2f, \"kernel_ns\": %lld, "
               "\"order_wait_call_us_mean\": %.2f, \"group_sync_us_mean\": %.1f}\n",
-              migration.c_str(), bytes, launches, total_us, sum / launches, at(0.5), at(0.9), at(0.99),
+              mode.name.c_str(), bytes, launches, total_us, sum / launches, at(0.5), at(0.9), at(0.99),
               sorted.back(), moved.calls, moved.bytes / 1e9, moved.calls ? moved.call_us / moved.calls : 0.0,
               kernel_ns, moved.waits ? moved.wait_us / moved.waits : 0.0, moved.groups ? moved.sync_us / moved.groups : 0.0);
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
@@ -240,12 +279,12 @@ int main(int argc, char** argv) {
   const size_t bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) / kBlock * kBlock : 0;
   const int launches = argc > 3 ? std::atoi(argv[3]) : 0;
   const long long kernel_ns = argc > 4 ? std::atoll(argv[4]) : 0;
-  const bool known = migration == "none" || migration == "calls" || migration == "ordered" || migration == "batch" ||
-                     migration == "context" || migration == "ordered_context" || migration == "words_context" || migration == "green" ||
-                     migration == "mapped_blocks" || migration == "mapped_whole";
-  if (argc < 4 || argc > 5 || kernel_ns < 0 || !known || bytes < kGroup * kBlock || launches < 1) {
-    std::fprintf(stderr, "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green|mapped_blocks|mapped_whole BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
+  const std::optional<Mode> mode = mode_named(migration);
+  if (argc < 4 || argc > 5 || kernel_ns < 0 || !mode || bytes < kGroup * kBlock || launches < 1) {
+    std::fprintf(stderr,
+                 "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green|"
+                 "mapped_blocks|mapped_whole BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
     return 2;
   }
-  return run(migration, bytes, launches, kernel_ns);
+  return run(*mode, bytes, launches, kernel_ns);
 }
