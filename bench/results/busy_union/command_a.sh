@@ -3,12 +3,7 @@
 # (driver_hooks/iteration_bins.hpp): BERT-Large 24L at half its footprint with lookahead 16 (whose
 # records undercounted before) and 32, 10 steps of which 5 warm-up, beside none; then the runtime GPU
 # tests (fault log, timeline, sleep, host mapping). The records come back as one archive.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 BERT="--workload bert-large --layers 24 --seq 128 --batch 8 --steps 10 --warmup 5"
 python3 bench/train.py $BERT --mode none -o $R/bert_none.json > $R/bert_none.log 2>&1 || tail -3 $R/bert_none.log
 for la in 16 32; do
@@ -27,5 +22,5 @@ print("none", json.load(open(f"{R}/bert_none.json"))["parameter_sha256"][:12])
 PY
 echo "runs done $(( $(date +%s) - T0 )) s"
 timeout $(( 590 - ($(date +%s) - T0) )) python3 -m pytest -q -p no:cacheprovider tests/test_runtime_gpu.py > $R/test_runtime_gpu.log 2>&1; tail -3 $R/test_runtime_gpu.log
-rm -f $R/build.log $R/prebuild.log; tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
+tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
 echo "total $(( $(date +%s) - T0 )) s"

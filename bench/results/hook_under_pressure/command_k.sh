@@ -2,12 +2,7 @@
 # call K: a shorter prediction window for the launching thread's sake: lookahead 16 against 32 (the
 # default), BERT-Large 24L (10 steps, 5 warm-up) and GPT-2 24L (8 steps, 4 warm-up) at half their
 # footprints, in alternation, twice each, beside one none run of each. Records come back as one archive.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 BERT="--workload bert-large --layers 24 --seq 128 --batch 8 --steps 10 --warmup 5"
 GPT2="--workload gpt2 --layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4 --steps 8 --warmup 4"
 python3 bench/train.py $BERT --mode none -o $R/bert_none.json > $R/bert_none.log 2>&1 || tail -3 $R/bert_none.log
@@ -24,4 +19,4 @@ for r in 1 2; do
   echo "round $r $(( $(date +%s) - T0 )) s"
 done
 python3 bench/results/worker_context/summary.py $R
-rm -f $R/build.log $R/prebuild.log; tar -czf $OUT/k.tgz -C $OUT records; rm -rf $R
+tar -czf $OUT/k.tgz -C $OUT records; rm -rf $R

@@ -3,12 +3,7 @@
 # is idle most of a step under pressure): the default (host_map_uses 4, host_map_span_percent 25), the
 # span widened to the whole iteration, and both widened (16 uses); in alternation, twice each, 10 steps
 # of which 5 warm-up, beside one none run. The records come back as one archive.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 echo '{}' > $R/default.json
 echo '{"host_map_span_percent": 100}' > $R/span100.json
 echo '{"host_map_span_percent": 100, "host_map_uses": 16}' > $R/span100_uses16.json
@@ -29,4 +24,4 @@ for f in sorted(glob.glob(os.environ["OUT"] + "/records/bert_*_r*.json")):
     print(os.path.basename(f)[:-5], "h2d %.2f d2h %.2f GB/step" % (r["h2d_bytes_per_step"] / 1e9, r["d2h_bytes_per_step"] / 1e9),
           "mapped %.2f GB" % (s["host_map_bytes"] / 1e9), "gpu busy %.3f s" % (r.get("gpu_busy_s_per_step") or 0))
 PY
-rm -f $R/build.log $R/prebuild.log; tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
+tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R

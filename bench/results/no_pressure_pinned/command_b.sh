@@ -2,13 +2,8 @@
 # call B: no pressure with the runs pinned to eight CPUs (--cpus 2-9): ResNet-152, GPT-2 and the MoE
 # at their sweep sizes, none and deepum in alternation, four runs each, 20 measured steps after 4 of
 # warm-up. The records come back as one archive.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 PYTHONPATH=. timeout $(( 585 - ($(date +%s) - T0) )) python3 bench/no_pressure.py --out $R/no_pressure --cpus 2-9 \
   --workloads resnet152,gpt2,moe --steps 24 --warmup 4 --repeats 4 --timeout 100 > $R/no_pressure.log 2>&1
 grep -E "deepum / none" $R/no_pressure.log; echo "total $(( $(date +%s) - T0 )) s"
-rm -rf $R/no_pressure/logs $R/build.log $R/prebuild.log; tar -czf $OUT/b.tgz -C $OUT records; rm -rf $R
+rm -rf $R/no_pressure/logs; tar -czf $OUT/b.tgz -C $OUT records; rm -rf $R

@@ -4,12 +4,7 @@
 # footprint, 8 steps of which 3 warm-up: a cold run writing a state and a warm run reading it, with the
 # cold run as by default and with wake_percent 0 (the warm runs as by default), in alternation, twice,
 # beside one none run. The records come back as one archive.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 echo '{"wake_percent": 0}' > $R/awake.json
 echo '{}' > $R/default.json
 BERT="--workload bert-large --layers 24 --seq 128 --batch 8 --steps 8 --warmup 3"
@@ -38,4 +33,4 @@ for f in sorted(glob.glob(R + "/bert_*_r*.json")):
                                                       first.get("demand_prefetch_bytes", 0) / 1e9),
           "faults", r.get("faults_by_step"))
 PY
-rm -f $R/build.log $R/prebuild.log $R/*.deepum-warm; tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
+rm -f $R/*.deepum-warm; tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R

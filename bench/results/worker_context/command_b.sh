@@ -2,12 +2,7 @@
 # call B: the worker in a CUDA context of its own (DeepUMConfig.worker_context, the default) against
 # the worker in the primary context: BERT-Large 24L at half its footprint, 10 steps of which 5
 # warm-up, in alternation, twice each, beside one none run.
-export DEEPUM_NO_OVERSUBSCRIBE=1 PYTHONUNBUFFERED=1
-T0=$(date +%s)
-R=$OUT/records; rm -rf $R; mkdir -p $R
-python3 setup.py -q build_ext --inplace > $R/build.log 2>&1 || tail -30 $R/build.log
-PYTHONPATH=. python3 -c "from deepum.runtime import native_build as n; n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())" > $R/prebuild.log 2>&1 || tail -20 $R/prebuild.log
-echo "built in $(( $(date +%s) - T0 )) s"
+source bench/device_setup.sh
 echo '{"worker_context": false}' > $R/primary.json
 echo '{"worker_context": true}' > $R/own.json
 BERT="--workload bert-large --layers 24 --seq 128 --batch 8 --steps 10 --warmup 5"
@@ -20,4 +15,3 @@ for r in 1 2; do
   echo "round $r $(( $(date +%s) - T0 )) s"
 done
 python3 bench/results/worker_context/summary.py $R
-rm -f $R/build.log $R/prebuild.log
