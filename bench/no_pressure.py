@@ -15,6 +15,12 @@ pair's ratio and a verdict from them (pair_verdict), which says "undecided" wher
 the tolerance, instead of reading noise as a result. --cpus pins this script, and with it every run,
 to a set of CPUs (the launch-bound steps vary less from run to run; docs/results.md).
 
+--lockstep starts each pair's two runs together and has them take turns at their steps
+(bench/lockstep.py): step i of none and step i of deepum run one right after the other, alone on the
+GPU, the order alternating from step to step, so a drift of the shared machine's speed, which lasts
+several steps, falls on both. A pair's ratio is then the median over the measured steps of deepum's
+step over none's same step.
+
     python3 bench/no_pressure.py --out bench/results/no_pressure
 """
 from __future__ import annotations
@@ -26,15 +32,20 @@ import math
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import lockstep  # noqa: E402
 import run_all  # noqa: E402
 import workloads  # noqa: E402
+from guard import child_env  # noqa: E402
 
+MODES = ("none", "deepum")
+"""The modes compared, in the order each pair runs them."""
 MIN_MEASURED_STEPS = 10
 """Fewest steps after warm-up that the check accepts."""
 PAIR_CONFIDENCE = 0.9
@@ -57,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
     parser.add_argument("--cpus", default=None, metavar="LIST",
                         help='pin the runs to these CPUs, e.g. "2-9" or "0,2,4-6" (default: not pinned)')
+    parser.add_argument("--lockstep", action="store_true",
+                        help="run each pair's two runs together, taking turns at their steps (bench/lockstep.py)")
     parser.add_argument("--resume", action="store_true", help="keep successful records already in --out")
     parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
     return parser
@@ -119,12 +132,46 @@ def interval_confidence(n: int, k: int) -> float:
     return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
 
 
-def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:
+def run_pair_in_lockstep(args, workload: str, repeat: int) -> list[dict]:
+    """The records of one repetition's none and deepum runs, started together and taking turns at
+    their steps (bench/lockstep.py), named as run_all.run_one names them; with args.resume, kept
+    where both succeeded before."""
+    suffix = f"_r{repeat}" if repeat else ""
+    names = [run_all.run_name(workload, mode, None) + suffix for mode in MODES]
+    paths = [args.out / f"{name}.json" for name in names]
+    if args.resume and all(p.exists() for p in paths):
+        kept = [json.loads(p.read_text()) for p in paths]
+        if all(r.get("status") == "ok" for r in kept):
+            print(f"[{', '.join(names)}] kept from an earlier check", flush=True)
+            return kept
+    commands = [run_all.train_command(args, workload, mode, path, None, None) for mode, path in zip(MODES, paths)]
+    for name, command in zip(names, commands):
+        print(f"[{name}] {' '.join(command[1:])} (in lockstep)", flush=True)
+    if args.dry_run:
+        return [{"status": "planned", "run": name} for name in names]
+    for path in paths:
+        path.unlink(missing_ok=True)
+    start = time.monotonic()
+    codes, rounds = lockstep.run_in_lockstep(commands, [run_all.run_log(args, name) for name in names], child_env(),
+                                             args.timeout)
+    wall = time.monotonic() - start
+    return [run_all.finished_run(args, name, command, workload, mode, {"lockstep_rounds": rounds}, code, wall)
+            for name, command, mode, code in zip(names, commands, MODES, codes)]
+
+
+def step_pair_ratio(none: dict, deepum: dict) -> float:
+    """A lockstep pair's ratio: the median over the measured steps of deepum's step over none's same
+    step (the steps after the larger of the two runs' warm-ups)."""
+    first = max(none["warmup"], deepum["warmup"])
+    return statistics.median(d / n for n, d in zip(none["step_s"][first:], deepum["step_s"][first:]))
+
+
+def compare(nones: list[dict], deepums: list[dict], tolerance: float, in_lockstep: bool = False) -> dict:
     """The check for one workload from the records of its runs in each mode: medians (s, the median
     of the runs' medians, and each run's), ratio deepum / none, within_tolerance (ratio <= 1 +
     tolerance), deepum's hook time per step (s, median over its runs), bitwise equality of all runs,
-    and pair_verdict's figures for the runs taken in pairs; a run that did not succeed gives status
-    "incomplete" and no ratio."""
+    and pair_verdict's figures for the runs taken in pairs (each pair's ratio of run medians, or
+    in_lockstep, step_pair_ratio); a run that did not succeed gives status "incomplete" and no ratio."""
     if any(r.get("status") != "ok" for r in nones + deepums):
         return {"status": "incomplete", "none_status": [r.get("status") for r in nones],
                 "deepum_status": [r.get("status") for r in deepums], "ratio": None, "within_tolerance": False}
@@ -138,7 +185,9 @@ def compare(nones: list[dict], deepums: list[dict], tolerance: float) -> dict:
             "measured_steps": min(r["measured_steps"] for r in nones + deepums),
             "deepum_hook_s_per_step": statistics.median(r.get("hook_s_per_step") or 0.0 for r in deepums),
             "bitwise_equal": len({r["parameter_sha256"] for r in nones + deepums}) == 1,
-            **pair_verdict([d / n for n, d in zip(none_runs, deepum_runs)], tolerance)}
+            "lockstep": in_lockstep,
+            **pair_verdict([step_pair_ratio(n, d) for n, d in zip(nones, deepums)] if in_lockstep else
+                           [d / n for n, d in zip(none_runs, deepum_runs)], tolerance)}
 
 
 def main(argv=None) -> int:
@@ -152,15 +201,19 @@ def main(argv=None) -> int:
     for workload in args.workloads:
         nones, deepums = [], []
         for repeat in range(args.repeats):
-            nones.append(run_all.run_one(args, workload, "none", None, None, repeat))
-            deepums.append(run_all.run_one(args, workload, "deepum", None, None, repeat))
-        results[workload] = compare(nones, deepums, args.tolerance)
+            if args.lockstep:
+                none, deepum = run_pair_in_lockstep(args, workload, repeat)
+            else:
+                none, deepum = (run_all.run_one(args, workload, mode, None, None, repeat) for mode in MODES)
+            nones.append(none)
+            deepums.append(deepum)
+        results[workload] = compare(nones, deepums, args.tolerance, args.lockstep)
         device = device or nones[0].get("device")
     if args.dry_run:
         return 0
     record = {"command": command, "device": device,
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "tolerance": args.tolerance, "cpus": args.cpus, "workloads": results,
+              "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep, "workloads": results,
               "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
     (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
     for workload, result in results.items():

@@ -302,8 +302,7 @@ def run_train(args, name: str, command: list[str], workload: str, mode: str, fie
     if args.dry_run:
         return {"status": "planned", "run": name}
     path.unlink(missing_ok=True)
-    log = args.out / "logs" / f"{name}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log = run_log(args, name)
     start = time.monotonic()
     with log.open("w") as sink:
         try:
@@ -311,7 +310,22 @@ def run_train(args, name: str, command: list[str], workload: str, mode: str, fie
                                   env=child_env()).returncode
         except subprocess.TimeoutExpired:
             code = None
-    wall = time.monotonic() - start
+    return finished_run(args, name, command, workload, mode, fields, code, time.monotonic() - start)
+
+
+def run_log(args, name: str) -> Path:
+    """<args.out>/logs/<name>.log, its folder made."""
+    log = args.out / "logs" / f"{name}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def finished_run(args, name: str, command: list[str], workload: str, mode: str, fields: dict, code: int | None,
+                 wall: float) -> dict:
+    """The record of a finished bench/train.py run (exit status `code`, None after a timeout; `wall`
+    seconds): the one it wrote if it succeeded, else a failure record with the tail of its log; with
+    the run's name, command, wall_s and `fields`, written back to <args.out>/<name>.json."""
+    path, log = args.out / f"{name}.json", args.out / "logs" / f"{name}.log"
     if code == 0 and path.exists():
         record = json.loads(path.read_text())
     else:

@@ -76,6 +76,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bounds  # noqa: E402
+import lockstep  # noqa: E402
 import peer_methods  # noqa: E402
 import workloads  # noqa: E402
 from modes import BY_NAME, GPU_MODES  # noqa: E402
@@ -122,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeline-step", type=int, default=None, metavar="K",
                         help="capture step K's timeline (unified-memory modes): its idle breakdown goes into the "
                              "record, its spans and plot beside it (OUTPUT.timeline.npz, OUTPUT.timeline.png)")
+    parser.add_argument("--turns", default=None, metavar="R,W",
+                        help="take turns at each step with other processes through these inherited pipe ends "
+                             "(bench/lockstep.py; bench/no_pressure.py --lockstep passes it)")
     return parser
 
 
@@ -142,6 +146,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         if not 0 <= args.timeline_step < args.steps:
             parser.error(f"--timeline-step must be in [0, --steps), got {args.timeline_step}")
     try:
+        args.turns = lockstep.Turns.parse(args.turns) if args.turns is not None else None
         workloads.sizes(args)
         args.deepum_config = deepum_config(args)
     except ValueError as exc:
@@ -312,12 +317,15 @@ class TimedSteps(typing.NamedTuple):
 
 
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
-                timeline_step: int | None = None) -> TimedSteps:
+                timeline_step: int | None = None, turns: lockstep.Turns | None = None) -> TimedSteps:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
-    synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured."""
+    synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured.
+    With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
     timed = TimedSteps([], [], [])
     for index in range(steps):
+        if turns is not None:
+            turns.take()
         batch = tuple(t.to(device) for t in make_batch(index))
         capture = deepum.capture_timeline() if index == timeline_step else contextlib.nullcontext()
         with capture as captured:
@@ -332,6 +340,8 @@ def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = 
         timed.losses.append(loss.item())
         deepum.mark_iteration()
         print(f"{label}step {index} {timed.step_s[-1] * 1e3:.1f} ms loss {timed.losses[-1]:.4f}", flush=True)
+        if turns is not None:
+            turns.give()
     return timed
 
 
@@ -347,7 +357,7 @@ def train(torch, args, workload, device: str) -> dict:
     step = training_step(workload, model, optimizer, training.zero_grad_to_none,
                          offload.hooks if offload else None)
     timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize,
-                        timeline_step=args.timeline_step)
+                        timeline_step=args.timeline_step, turns=args.turns)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
@@ -393,7 +403,7 @@ def main(argv=None) -> int:
             "enqueue_s": run["enqueue_s"], "enqueue_s_median": statistics.median(run["enqueue_s"][args.warmup:]),
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
             "memory_method": run["memory_method"], "precision": args.precision,
-            "parameter_sha256": run["parameter_sha256"],
+            "parameter_sha256": run["parameter_sha256"], "lockstep": args.turns is not None,
             "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -419,4 +429,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except lockstep.LockstepEnded as exc:
+        sys.exit(f"train.py: {exc}")

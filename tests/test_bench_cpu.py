@@ -303,6 +303,9 @@ def test_train_modes_map_to_config_switches(mode, switches):
     (["--layers", "0"], "--layers must be a positive integer"),
     (["--mode", "none", "--timeline-step", "1"], "--timeline-step needs a unified-memory mode"),
     (["--steps", "3", "--warmup", "1", "--timeline-step", "3"], "--timeline-step must be in [0, --steps)"),
+    (["--turns", "3"], 'two file descriptors as "R,W"'),
+    (["--turns", "1,x"], 'two file descriptors as "R,W"'),
+    (["--turns", "987,988"], "file descriptor 987, which is not open"),
 ])
 def test_train_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
