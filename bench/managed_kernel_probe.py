@@ -13,8 +13,10 @@ GPU time, by CUDA events, of kernels within one buffer: stream (a copy of one ha
 gather (index_select of random 256-byte rows of a table filling the buffer: one translation per row),
 matmul (square float32 products). CPU time per call on the launching thread, by the clock around
 --calls calls of small operands carved from one buffer (the GPU keeps up, so the thread never waits
-for it): add (an elementwise kernel of PyTorch's), small_matmul (cuBLAS), conv (cuDNN), and
-pointer_query (cudaPointerGetAttributes on the buffer, which libraries may ask per call). Each round
+for it): add (an elementwise kernel of PyTorch's), small_matmul (cuBLAS), conv (cuDNN),
+pointer_query (cudaPointerGetAttributes on the buffer, which libraries may ask per call), and copies
+that wait for the GPU, as steps that read sizes or counts back do: item (one value to the host),
+to_host (16 KiB to pageable host memory) and from_host (16 KiB from pageable host memory). Each round
 times everything on every buffer, the buffers' order rotating from round to round, so a drift of the
 shared machine's speed falls on all alike; each buffer's figure is the median over the rounds, and its
 ratio to device memory the median of the rounds' ratios.
@@ -100,13 +102,17 @@ def small_calls(torch, flat, rt, check, address: int):
     import torch.nn.functional as F
 
     x, y, out = flat[:4096], flat[4096:8192], flat[8192:12288]
+    host = torch.ones(4096)
     a, b, c = (flat[16384 + i * 4096:16384 + (i + 1) * 4096].view(64, 64) for i in range(3))
     image = flat[32768:32768 + 8 * 16 * 16 * 16].view(8, 16, 16, 16)
     weight = flat[98304:98304 + 16 * 16 * 9].view(16, 16, 3, 3)
     return {"add": lambda: torch.add(x, y, out=out),
             "small_matmul": lambda: torch.matmul(a, b, out=c),
             "conv": lambda: F.conv2d(image, weight, padding=1),
-            "pointer_query": lambda: check(rt.cudaPointerGetAttributes(address))}
+            "pointer_query": lambda: check(rt.cudaPointerGetAttributes(address)),
+            "item": lambda: x[0].item(),
+            "to_host": lambda: x.cpu(),
+            "from_host": lambda: x.copy_(host)}
 
 
 def cpu_us(torch, call, calls: int) -> float:
