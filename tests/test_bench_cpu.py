@@ -562,16 +562,26 @@ def test_moe_replaces_each_feed_forward_layer_with_eight_experts_and_a_router():
     assert workloads.sizes(moe_args)[1]["experts"] == 8 and workloads.MOE_TOP_K == 2
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--mib", "16"], "--mib must be at least 32"), (["--launches", "0"], "--mib must be at least 32"),
-    (["--repeats", "0"], "--mib must be at least 32"), (["--kernel-us", "-1"], "--kernel-us in 0..10000"),
-    (["--kernel-us", "10001"], "--kernel-us in 0..10000"), (["--modes", "calls,bogus"], "--modes must name some of"),
-    (["--modes", ""], "--modes must name some of"),
+@pytest.mark.parametrize("script, argv, message", [
+    ("launch_contention", ["--mib", "16"], "--mib must be at least 32"),
+    ("launch_contention", ["--launches", "0"], "--mib must be at least 32"),
+    ("launch_contention", ["--repeats", "0"], "--mib must be at least 32"),
+    ("launch_contention", ["--kernel-us", "-1"], "--kernel-us in 0..10000"),
+    ("launch_contention", ["--kernel-us", "10001"], "--kernel-us in 0..10000"),
+    ("launch_contention", ["--modes", "calls,bogus"], "--modes must name some of"),
+    ("launch_contention", ["--modes", ""], "--modes must name some of"),
+    ("managed_kernel_probe", ["--gib", "0.01"], "--gib must be from 0.0625 to 64"),
+    ("managed_kernel_probe", ["--gib", "65"], "--gib must be from 0.0625 to 64"),
+    ("managed_kernel_probe", ["--rounds", "0"], "--rounds must be from 1 to 1000"),
+    ("managed_kernel_probe", ["--calls", "0"], "--calls from 1 to 10000"),
+    ("managed_kernel_probe", ["--repeats", "101"], "--repeats from 1 to 100"),
+    ("managed_kernel_probe", ["--matmul", "32"], "--matmul must be from 64 to 16384"),
+    ("managed_kernel_probe", ["--gib", "0.0625", "--matmul", "4096"], "its three matrices within --gib"),
 ])
-def test_launch_contention_refuses_bad_arguments_before_touching_a_gpu(argv, message, capsys):
-    (launch_contention,) = load("launch_contention")
+def test_probe_refuses_bad_arguments_before_touching_a_gpu(script, argv, message, capsys):
+    (probe,) = load(script)
     with pytest.raises(SystemExit) as exc:
-        launch_contention.main([*argv, "-o", "x.json"])
+        probe.main([*argv, "-o", "x.json"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
