@@ -69,6 +69,9 @@ class Turns:
 
 
 class _Player:
+    """A started process and the conductor's ends of its pipes: `go` gives it turns, `answers` reads
+    its requests and completions."""
+
     def __init__(self, command: list[str], log: Path, env: dict):
         to_child, self.go = os.pipe()
         self.answers, from_child = os.pipe()
