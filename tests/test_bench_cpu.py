@@ -652,3 +652,32 @@ def test_a_captured_step_is_saved_with_its_breakdown_and_transfer_runs(tmp_path)
     assert entry["d2h_runs"] == captured.transfer_runs(tl.D2H) and entry["d2h_runs"]["runs"] == 1
     assert entry["h2d_runs"]["transfers"] == 1 and entry["h2d_runs"]["bytes"] == 2 << 20
     assert (tmp_path / entry["spans"]).is_file() and (tmp_path / entry["plot"]).is_file()
+
+
+# --- bench/memory_map_cost.py ---------------------------------------------------------------------------
+
+def test_memory_map_cost_replays_a_traces_memory_events(tmp_path):
+    (cost,) = load("memory_map_cost")
+    segment, block = 1 << 30, 1 << 21
+    actions = [2] + [0, 1] * 6                                   # a segment, then six allocations and frees
+    addresses = [segment] + [segment + (i // 2) * block for i in range(12)]
+    trace = tmp_path / "t.npz"
+    np = pytest.importorskip("numpy")
+    np.savez(trace, mem_action=np.array(actions, np.int8), mem_address=np.array(addresses, np.uint64),
+             mem_bytes=np.array([64 * block] + [block] * 12, np.uint64), iteration_first_kernel=np.array([0, 5, 9]))
+    out = tmp_path / "cost.json"
+    assert cost.main(["--trace", str(trace), "--repeats", "3", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["events_per_iteration"] == 12 / 3 and record["iterations"] == 3 and record["repeats"] == 3
+    assert record["asleep_ns_per_event"] > 0 and record["awake_ns_per_event"] > 0
+    assert record["asleep_us_per_iteration"] == pytest.approx(record["asleep_ns_per_event"] * 4 / 1e3)
+
+
+@pytest.mark.parametrize("argv, message", [(["--repeats", "0"], "--repeats must be from 1 to 10000"),
+                                           (["--trace", "README.md"], "is not a trace with memory events")])
+def test_memory_map_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
+    (cost,) = load("memory_map_cost")
+    with pytest.raises(SystemExit) as exc:
+        cost.main([*argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
