@@ -19,9 +19,10 @@ to a set of CPUs (the launch-bound steps vary less from run to run; docs/results
 (bench/lockstep.py): step i of none and step i of deepum run one right after the other, alone on the
 GPU, the order alternating from step to step, so a drift of the shared machine's speed, which lasts
 several steps, falls on both. A pair's ratio is then the median over the measured steps of deepum's
-step over none's same step.
+step over none's same step. With --cpus naming one CPU, the two runs of a pair, taking turns, share
+that core: the steadiest figures (docs/results.md).
 
-    python3 bench/no_pressure.py --out bench/results/no_pressure
+    python3 bench/no_pressure.py --out bench/results/no_pressure --lockstep --cpus 3
 """
 from __future__ import annotations
 
