@@ -50,8 +50,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
   memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
   peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
-  parameter_sha256, precision, device, driver_version, torch_version, cuda_version, date, stats
-  (deepum.stats()).
+  parameter_sha256, precision, lockstep (whether it took turns with other processes: --turns), device,
+  driver_version, torch_version, cuda_version, date, stats (deepum.stats()).
 """
 from __future__ import annotations
 
