@@ -51,12 +51,16 @@ def test_a_segment_counts_the_whole_blocks_it_spans():
     assert spanned_bytes(MiB, 2 * MiB) == 4 * MiB and spanned_bytes(5 * MiB, 0) == 0
 
 
-def test_the_gate_wakes_past_its_share_and_stays_awake():
-    gate = SleepGate(100 * MiB, 90)
+@pytest.mark.parametrize("make_gate", [SleepGate, _native.SleepGate], ids=["spec", "native"])
+def test_the_gate_wakes_past_its_share_and_stays_awake(make_gate):
+    gate = make_gate(100 * MiB, 90)
     assert not gate.segment_alloc(90 * MiB) and gate.asleep      # at the threshold: still asleep
     assert gate.segment_alloc(1) and not gate.asleep             # past it: wakes, once
     gate.segment_free(90 * MiB + 1)
     assert not gate.segment_alloc(1) and not gate.asleep
+
+
+def test_the_spec_refuses_a_share_past_the_whole():
     with pytest.raises(ValueError, match="wake_percent"):
         SleepGate(MiB, 101)
 
