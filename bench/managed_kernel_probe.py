@@ -141,14 +141,12 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     import torch
     from cuda.bindings import runtime as rt
+    from um_calls import check, locations  # the script's own folder is first on sys.path
 
     if args.cupti:  # before the CUDA context, as deepum.enable() does it
         from deepum.runtime import native_build
 
         native_build.load_torch_extension(native_build.online_engine()).configure_fault_log(0)
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from um_calls import check, locations
 
     size = int(args.gib * 2**30) // 2**21 * 2**21
     free, _total = torch.cuda.mem_get_info()
