@@ -1,13 +1,15 @@
 """Do kernels run slower on managed memory than on device memory, once its pages are on the GPU, or
 cost the launching thread more?
 
-Times the same kernels, in one process, on three buffers of the same size:
+Times the same kernels, in one process, on four buffers of the same size:
 
 - device: torch's caching allocator (device memory, as mode none has it);
 - prefetched: cudaMallocManaged, its pages given to the GPU by one prefetch of the whole buffer (as an
   asleep deepum populates each new managed segment);
 - faulted: cudaMallocManaged, its pages brought to the GPU by the first kernel that writes them (GPU
-  page faults, as plain um has them).
+  page faults, as plain um has them);
+- advised: cudaMallocManaged with the GPU as its preferred location and a mapping for it
+  (cudaMemAdviseSetPreferredLocation, cudaMemAdviseSetAccessedBy), then prefetched as `prefetched`.
 
 GPU time, by CUDA events, of kernels within one buffer: stream (a copy of one half onto the other),
 gather (index_select of random 256-byte rows of a table filling the buffer: one translation per row),
@@ -16,10 +18,11 @@ matmul (square float32 products). CPU time per call on the launching thread, by 
 for it): add (an elementwise kernel of PyTorch's), small_matmul (cuBLAS), conv (cuDNN),
 pointer_query (cudaPointerGetAttributes on the buffer, which libraries may ask per call), and copies
 that wait for the GPU, as steps that read sizes or counts back do: item (one value to the host),
-to_host (16 KiB to pageable host memory) and from_host (16 KiB from pageable host memory). Each round
-times everything on every buffer, the buffers' order rotating from round to round, so a drift of the
-shared machine's speed falls on all alike; each buffer's figure is the median over the rounds, and its
-ratio to device memory the median of the rounds' ratios.
+to_host and from_host (16 KiB to and from pageable host memory), and to_host_4m and from_host_4m
+(the same with 4 MiB, the size of a batch of indices). Each round times everything on every buffer,
+the buffers' order rotating from round to round, so a drift of the shared machine's speed falls on
+all alike; each buffer's figure is the median over the rounds, and its ratio to device memory the
+median of the rounds' ratios.
 
 --cupti configures CUPTI's unified-memory counters (deepum's fault log) before CUDA starts, as
 deepum.enable() does in every mode, to see what they cost the launching thread.
@@ -29,7 +32,7 @@ or µs per call (CPU), medians, ratios).
 
     python3 bench/managed_kernel_probe.py -o bench/results/managed_kernels/managed_kernel_probe.json
 
-Safety: the two managed buffers (2 x --gib GiB) must stay under a quarter of the free GPU memory.
+Safety: the three managed buffers (3 x --gib GiB) must stay under a quarter of the free GPU memory.
 """
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ import sys
 import time
 from pathlib import Path
 
-BUFFERS = ("device", "prefetched", "faulted")
+BUFFERS = ("device", "prefetched", "faulted", "advised")
 ROW_BYTES = 256
 
 
@@ -103,6 +106,7 @@ def small_calls(torch, flat, rt, check, address: int):
 
     x, y, out = flat[:4096], flat[4096:8192], flat[8192:12288]
     host = torch.ones(4096)
+    big, big_host = flat[1 << 20:2 << 20], torch.ones(1 << 20)
     a, b, c = (flat[16384 + i * 4096:16384 + (i + 1) * 4096].view(64, 64) for i in range(3))
     image = flat[32768:32768 + 8 * 16 * 16 * 16].view(8, 16, 16, 16)
     weight = flat[98304:98304 + 16 * 16 * 9].view(16, 16, 3, 3)
@@ -112,7 +116,9 @@ def small_calls(torch, flat, rt, check, address: int):
             "pointer_query": lambda: check(rt.cudaPointerGetAttributes(address)),
             "item": lambda: x[0].item(),
             "to_host": lambda: x.cpu(),
-            "from_host": lambda: x.copy_(host)}
+            "from_host": lambda: x.copy_(host),
+            "to_host_4m": lambda: big.cpu(),
+            "from_host_4m": lambda: big.copy_(big_host)}
 
 
 def cpu_us(torch, call, calls: int) -> float:
@@ -150,8 +156,8 @@ def main(argv=None) -> int:
 
     size = int(args.gib * 2**30) // 2**21 * 2**21
     free, _total = torch.cuda.mem_get_info()
-    if 2 * size > free // 4:
-        raise SystemExit(f"2 x {args.gib} GiB of managed memory is more than a quarter of the free "
+    if 3 * size > free // 4:
+        raise SystemExit(f"3 x {args.gib} GiB of managed memory is more than a quarter of the free "
                          f"{free / 2**30:.1f} GiB: use a smaller --gib")
     torch.backends.cuda.matmul.allow_tf32 = False
     gpu, _host = locations(rt)
@@ -159,7 +165,12 @@ def main(argv=None) -> int:
     flats["prefetched"], address = managed_tensor(torch, rt, check, size)
     check(rt.cudaMemPrefetchAsync(address, size, gpu, 0, torch.cuda.current_stream().cuda_stream))
     flats["faulted"], faulted_address = managed_tensor(torch, rt, check, size)
-    addresses = {"device": flats["device"].data_ptr(), "prefetched": address, "faulted": faulted_address}
+    flats["advised"], advised_address = managed_tensor(torch, rt, check, size)
+    check(rt.cudaMemAdvise(advised_address, size, rt.cudaMemoryAdvise.cudaMemAdviseSetPreferredLocation, gpu))
+    check(rt.cudaMemAdvise(advised_address, size, rt.cudaMemoryAdvise.cudaMemAdviseSetAccessedBy, gpu))
+    check(rt.cudaMemPrefetchAsync(advised_address, size, gpu, 0, torch.cuda.current_stream().cuda_stream))
+    addresses = {"device": flats["device"].data_ptr(), "prefetched": address, "faulted": faulted_address,
+                 "advised": advised_address}
     generator = torch.Generator(device="cuda").manual_seed(0)
     for flat in flats.values():
         flat.normal_(generator=generator)  # the first writes: the faulted buffer's pages come in here
@@ -172,7 +183,7 @@ def main(argv=None) -> int:
             run()  # each once before timing
     times = {kernel: {name: [] for name in BUFFERS} for kernel in [*work["device"], *calls["device"]]}
     for index in range(args.rounds):
-        order = BUFFERS[index % 3:] + BUFFERS[:index % 3]
+        order = BUFFERS[index % len(BUFFERS):] + BUFFERS[:index % len(BUFFERS)]
         for kernel in times:
             for name in order:
                 times[kernel][name].append(time_ms(torch, work[name][kernel], args.repeats) if kernel in work[name]
