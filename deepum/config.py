@@ -110,6 +110,11 @@ class DeepUMConfig:
                                                     "that leaves it asleep is populated on the GPU as it is made "
                                                     "(fresh pages, no copy; the live segments fit the capacity), so "
                                                     "its first touches do not fault (deepum/specs/sleep.py)")
+    device_memory_without_pressure: bool = _choice(True, SWITCH, "deepum policy: where the fuse (max_managed_bytes) "
+                                                                 "cannot pass the capacity, no block ever has to leave "
+                                                                 "the GPU, so deepum's segments come from device memory, "
+                                                                 "which costs less than managed memory; off keeps them "
+                                                                 "managed (deepum/specs/sleep.py)")
     prefetch: bool = _choice(True, SWITCH, "deepum policy: correlation prefetch (off for ablation)")
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "

@@ -88,7 +88,7 @@ class StubAllocator:
                      "deepum_last_refused_bytes", "deepum_bytes_in_use_at_refusal", "deepum_segments"):
             getattr(self.lib, name).restype = ctypes.c_size_t
         for name in ("deepum_segments_allocated", "deepum_segments_freed", "deepum_refusals",
-                     "deepum_driver_failures"):
+                     "deepum_driver_failures", "deepum_device_segments_allocated"):
             getattr(self.lib, name).restype = ctypes.c_uint64
 
     def __getattr__(self, name):
@@ -173,6 +173,26 @@ def test_registry_lists_live_segments_in_address_order(stub_allocator):
     assert stub_allocator.deepum_segments_allocated() == 4 and stub_allocator.deepum_segments_freed() == 1
     truncated, live = stub_allocator.segments(room=1)
     assert live == 3 and len(truncated) == 1
+
+
+def test_device_memory_segments_are_fused_freed_and_never_listed(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(10 * MiB)
+    managed = stub_allocator.malloc(2 * MiB)
+    stub_allocator.deepum_set_device_memory(1)
+    assert stub_allocator.deepum_device_memory() == 1
+    device = [stub_allocator.malloc(4 * MiB), stub_allocator.malloc(4 * MiB)]
+    assert stub_allocator.stub_driver_device_malloc_calls() == 2 and stub_allocator.deepum_device_segments_allocated() == 2
+    assert stub_allocator.malloc(1) is None                      # the fuse counts both kinds
+    assert stub_allocator.segments() == ([(managed, 2 * MiB)], 1)  # only managed segments are listed
+    stub_allocator.free(device[0])
+    assert stub_allocator.deepum_bytes_in_use() == 6 * MiB and stub_allocator.stub_driver_free_calls() == 1
+    stub_allocator.deepum_set_device_memory(0)                  # live segments keep their kind
+    later = stub_allocator.malloc(MiB)
+    assert stub_allocator.stub_driver_device_malloc_calls() == 2
+    assert stub_allocator.segments() == (sorted([(managed, 2 * MiB), (later, MiB)]), 2)
+    for ptr in (managed, device[1], later):
+        stub_allocator.free(ptr)
+    assert stub_allocator.deepum_bytes_in_use() == 0 and stub_allocator.segments() == ([], 0)
 
 
 def test_foreign_pointers_are_not_freed(stub_allocator):

@@ -138,14 +138,20 @@ def case_train(mode: str) -> dict:
     return _train(mode=mode)
 
 
+ROOMY_CAPACITY = "768MiB"
+"""Far above what case_train uses, and below its fuse (1 GiB): pressure could come, and does not."""
+
+
 def case_sleep(capacity: str) -> dict:
-    """case_train in mode deepum with `capacity` (none: the default, far above what it uses;
-    "unpopulated": the default with populate_segments off)."""
+    """case_train in mode deepum with `capacity` (none: ROOMY_CAPACITY; "unpopulated": the same with
+    populate_segments off; "default": the default capacity, which the fuse cannot pass)."""
     from deepum.config import DeepUMConfig
 
     if capacity == "unpopulated":
-        return _train(mode="deepum", config=DeepUMConfig(populate_segments=False))
-    return _train(mode="deepum", capacity=capacity or None)
+        return _train(mode="deepum", capacity=ROOMY_CAPACITY, config=DeepUMConfig(populate_segments=False))
+    if capacity == "default":
+        return _train(mode="deepum")
+    return _train(mode="deepum", capacity=capacity or ROOMY_CAPACITY)
 
 
 def case_timeline(_: str = "") -> dict:
@@ -424,17 +430,26 @@ def test_um_training_is_bitwise_identical_to_none(allocator_built):
 
 
 def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
-    """Without a budget the launch hook stays off (no launch seen), every managed segment is populated
-    on the GPU as it is made (none with populate_segments off; in mode um none either), and training is
-    exact; under a budget below what it uses the engine wakes, sees the launches, and training is still
-    exact."""
+    """Under a budget far above what it uses the launch hook stays off (no launch seen), every managed
+    segment is populated on the GPU as it is made (none with populate_segments off; in mode um none
+    either), and training is exact; under a budget below what it uses the engine wakes, sees the
+    launches, and training is still exact. With the default capacity, which the fuse cannot pass,
+    every segment is device memory, the engine sleeps, and training is exact."""
     plain, _ = run_case("train", "none")
     um, _ = run_case("train", "um")
     roomy, _ = run_case("sleep", "")
     unpopulated, _ = run_case("sleep", "unpopulated")
     tight, _ = run_case("sleep", "48MiB")
-    for run in (roomy, unpopulated, tight, um):
+    device, _ = run_case("sleep", "default")
+    for run in (roomy, unpopulated, tight, um, device):
         assert run["stats"]["cuda_errors"] == 0, run["stats"].get("last_cuda_error")
+    assert device["stats"]["device_memory"] is True and device["parameter_type"] == DEVICE
+    assert device["stats"]["device_segments_allocated"] == device["stats"]["segments_allocated"] > 0
+    assert device["stats"]["asleep"] is True and device["stats"]["launches"] == 0
+    assert device["stats"]["segment_populate_calls"] == 0 and device["stats"]["gpu_page_faults"] == 0
+    assert device["digest"] == plain["digest"]
+    for run in (roomy, unpopulated, tight, um):
+        assert run["stats"]["device_memory"] is False and run["parameter_type"] == MANAGED
     assert roomy["stats"]["asleep"] is True and roomy["stats"]["launches"] == 0
     assert roomy["stats"]["segment_populate_calls"] == roomy["stats"]["segments_allocated"] > 0
     assert roomy["stats"]["segment_populate_bytes"] >= roomy["stats"]["managed_bytes_peak"]

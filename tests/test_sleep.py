@@ -17,7 +17,7 @@ from deepum.config import DeepUMConfig
 from deepum.offline.simulator import simulate
 from deepum.offline.synth import GENERATORS
 from deepum.offline.trace_format import MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
-from deepum.specs.sleep import BLOCK_BYTES, SleepGate, populates_new_segments, spanned_bytes
+from deepum.specs.sleep import BLOCK_BYTES, SleepGate, populates_new_segments, serves_device_memory, spanned_bytes
 from deepum.units import parse_capacity
 
 MiB = 1 << 20
@@ -151,3 +151,30 @@ def test_a_warm_start_wakes_the_replay_at_once():
     assert first.woke_at_kernel > 0
     second = simulate(trace, "deepum", capacity, warm_state=first.learned_state)
     assert second.woke_at_kernel == 0
+
+
+DEVICE_MEMORY_SESSION = dict(mode="deepum", fuse_bytes=8 << 30, capacity_bytes=8 << 30, wake_percent=90,
+                             learn_from="accesses", device_memory_without_pressure=True, recording=False,
+                             loads_state=False)
+
+
+def test_a_session_that_can_never_come_under_pressure_takes_device_memory():
+    assert serves_device_memory(**DEVICE_MEMORY_SESSION)  # the fuse exactly at the capacity
+
+
+@pytest.mark.parametrize("change", [
+    dict(mode="um"), dict(mode="advise"),                # plain unified memory is their point
+    dict(fuse_bytes=(8 << 30) + 1),                      # residency could pass the capacity
+    dict(wake_percent=0), dict(learn_from="faults"),     # an engine awake from the start
+    dict(recording=True), dict(loads_state=True),        # a trace of managed memory, a learned state
+    dict(device_memory_without_pressure=False),          # the way out
+])
+def test_every_other_session_keeps_managed_memory(change):
+    assert not serves_device_memory(**{**DEVICE_MEMORY_SESSION, **change})
+
+
+@given(st.integers(1, 1 << 40), st.integers(1, 1 << 40))
+def test_device_memory_only_where_the_fuse_fits_the_capacity(fuse, capacity):
+    session = {**DEVICE_MEMORY_SESSION, "fuse_bytes": fuse, "capacity_bytes": capacity}
+    assert serves_device_memory(**session) == (fuse <= capacity)
+

@@ -1,5 +1,6 @@
 """The managed-memory allocator (kernels/managed_allocator.cpp, built on first use) under a PyTorch
-MemPool: every CUDA allocation routed into it lands in managed memory, under the fuse."""
+MemPool: every CUDA allocation routed into it lands in managed memory, or in device memory where the
+session can never come under pressure (deepum/specs/sleep.py), under the fuse."""
 from __future__ import annotations
 
 import ctypes
@@ -20,6 +21,8 @@ class ManagedAllocator:
                               ("deepum_peak_bytes", ctypes.c_size_t),
                               ("deepum_segments_allocated", ctypes.c_uint64),
                               ("deepum_segments_freed", ctypes.c_uint64),
+                              ("deepum_device_segments_allocated", ctypes.c_uint64),
+                              ("deepum_device_memory", ctypes.c_int),
                               ("deepum_refusals", ctypes.c_uint64),
                               ("deepum_last_refused_bytes", ctypes.c_size_t),
                               ("deepum_bytes_in_use_at_refusal", ctypes.c_size_t),
@@ -28,6 +31,7 @@ class ManagedAllocator:
                               ("deepum_segments", ctypes.c_size_t)):
             getattr(self.lib, name).restype = restype
         self.lib.deepum_set_max_managed_bytes.argtypes = [ctypes.c_size_t]
+        self.lib.deepum_set_device_memory.argtypes = [ctypes.c_int]
         self.lib.deepum_segments.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
         self.pluggable = torch.cuda.memory.CUDAPluggableAllocator(str(self.path), "deepum_malloc", "deepum_free")
         self.torch = torch
@@ -51,7 +55,12 @@ class ManagedAllocator:
     def set_max_managed_bytes(self, nbytes: int) -> None:
         self.lib.deepum_set_max_managed_bytes(nbytes)
 
+    def set_device_memory(self, on: bool) -> None:
+        """Segments made from now on come from device memory (True) or managed memory (False)."""
+        self.lib.deepum_set_device_memory(int(on))
+
     def segments(self) -> list[tuple[int, int]]:
+        """The live managed segments as (address, bytes), in address order."""
         while True:
             room = self.counter("segments_allocated") - self.counter("segments_freed") + 16
             buffer = (ctypes.c_uint64 * (2 * room))()

@@ -20,8 +20,10 @@ import atexit
 import dataclasses
 import sys
 import threading
+from pathlib import Path
 
 from ..config import DeepUMConfig
+from ..specs.sleep import serves_device_memory
 from . import gpu, host_memory, native_build, ranks, warm_start as warm
 from .advice import AdviceHooks
 from .deferred_frees import FUSE_SHARE_DIVISOR, DeferredFrees, routing_holds_frees
@@ -290,6 +292,11 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             torch._C._cuda_attach_out_of_memory_observer(_on_out_of_memory)
             _observer_attached = True
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
+        c = settings.config
+        _allocator.set_device_memory(serves_device_memory(
+            settings.mode, limits.max_managed_bytes, limits.capacity, c.wake_percent, c.learn_from,
+            c.device_memory_without_pressure, record is not None,
+            warm_start is not None and Path(warm_start).is_file()))
         session = Session(settings, limits)
         session.placement = placement
         session.scopes = PoolScopes(torch, _engine, settings.device, _allocator)
@@ -417,10 +424,14 @@ def stats() -> dict:
       LOCAL_RANK); None otherwise.
 
     Managed allocator:
-    - ``managed_bytes_in_use``, ``managed_bytes_peak``: managed memory allocated now, and at most.
+    - ``managed_bytes_in_use``, ``managed_bytes_peak``: memory of deepum's segments allocated now, and
+      at most: what the fuse counts (device memory included, where the segments come from it).
     - ``segments_allocated``, ``segments_freed``, ``segments_live``: the caching allocator's segments.
+    - ``device_memory``: whether segments made now come from device memory instead of managed memory:
+      the fuse cannot pass the capacity, so no block would ever have to move (deepum/specs/sleep.py,
+      ``device_memory_without_pressure``). ``device_segments_allocated``: segments made so.
     - ``fuse_refusals``, ``fuse_last_refused_bytes``: requests the fuse refused, the last one's size.
-    - ``driver_allocation_failures``: cudaMallocManaged calls that failed.
+    - ``driver_allocation_failures``: cudaMallocManaged (or cudaMalloc) calls that failed.
     - ``held_frees_releases``: releases of the record_stream'd blocks PyTorch before 2.13 holds back
       under the routing (deferred_frees.py), each with the device synchronized; None when the session's
       PyTorch holds none back.
@@ -528,7 +539,7 @@ def stats() -> dict:
             "held_frees_releases": session.deferred_frees.releases if session and session.deferred_frees else None,
         }
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
-                 "last_refused_bytes", "driver_failures")
+                 "last_refused_bytes", "driver_failures", "device_segments_allocated", "device_memory")
         counters = {name: _allocator.counter(name) if _allocator else 0 for name in names}
         if _engine is not None:  # counters since the engine was loaded; engine figures while it runs
             _engine.flush_fault_log()
@@ -546,6 +557,8 @@ def stats() -> dict:
         "segments_allocated": counters["segments_allocated"],
         "segments_freed": counters["segments_freed"],
         "segments_live": counters["segments_allocated"] - counters["segments_freed"],
+        "device_memory": bool(counters["device_memory"]),
+        "device_segments_allocated": counters["device_segments_allocated"],
         "fuse_refusals": counters["refusals"],
         "fuse_last_refused_bytes": counters["last_refused_bytes"],
         "driver_allocation_failures": counters["driver_failures"],

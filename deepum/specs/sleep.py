@@ -15,6 +15,15 @@ While asleep, deepum's policy populates each managed segment that leaves the gat
 it is made (`populates_new_segments`): one prefetch of fresh pages, no copy, where the driver alone
 would fault on every first touch. It has room: the live segments then span at most the capacity. A
 segment that wakes the gate is left to the woken policy, which counts it resident.
+
+Where even the whole fuse (max_managed_bytes) fits the capacity, the engine could never need to move a
+block: residency cannot pass the managed bytes, and they cannot pass the fuse. A deepum session that
+would sleep all the while then takes its segments from plain device memory (`serves_device_memory`),
+since managed memory costs some steps more even with every page on the GPU (each copy that waits for
+the GPU costs the driver more); nothing else changes: the same pool, fuse and allocator hook (which
+maps managed segments only, so the gate never wakes). A session that records a trace, loads a learned
+state, learns from faults or never sleeps (wake_percent 0) keeps managed memory, as do um and advise,
+whose point is plain unified memory.
 """
 from __future__ import annotations
 
@@ -64,3 +73,13 @@ def populates_new_segments(mode: str, populate_segments: bool) -> bool:
     the GPU at once: deepum's policy with DeepUMConfig.populate_segments; um and advise leave its first
     touches to fault, as the driver alone does."""
     return mode == "deepum" and populate_segments
+
+
+def serves_device_memory(mode: str, fuse_bytes: int, capacity_bytes: int, wake_percent: int, learn_from: str,
+                         device_memory_without_pressure: bool, recording: bool, loads_state: bool) -> bool:
+    """Whether the session's segments come from device memory: deepum's policy
+    (DeepUMConfig.device_memory_without_pressure), its fuse no larger than its capacity (both in
+    bytes: no block would ever have to move), and its engine starting asleep with nothing to learn
+    (wake_percent above 0, learning from accesses, no trace recorded, no learned state loaded)."""
+    return (mode == "deepum" and device_memory_without_pressure and fuse_bytes <= capacity_bytes
+            and wake_percent > 0 and learn_from == "accesses" and not recording and not loads_state)

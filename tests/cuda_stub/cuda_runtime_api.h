@@ -1,5 +1,5 @@
 // Host-only stand-in for the CUDA runtime API, so tests can compile kernels/managed_allocator.cpp
-// with a plain C++ compiler: "managed" memory is malloc'd, and the calls are counted.
+// with a plain C++ compiler: "managed" and device memory are malloc'd, and the calls are counted.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -22,6 +22,17 @@ void stub_fail_next_malloc() { stub_fail_next.store(true); }
 
 inline cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
   stub_malloc_calls++;
+  if (stub_fail_next.exchange(false)) return cudaErrorMemoryAllocation;
+  *ptr = std::malloc(size);
+  return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+static std::atomic<long> stub_device_malloc_calls{0};
+extern "C" long stub_driver_device_malloc_calls() { return stub_device_malloc_calls.load(); }
+
+inline cudaError_t cudaMalloc(void** ptr, size_t size) {
+  stub_malloc_calls++;
+  stub_device_malloc_calls++;
   if (stub_fail_next.exchange(false)) return cudaErrorMemoryAllocation;
   *ptr = std::malloc(size);
   return *ptr ? cudaSuccess : cudaErrorMemoryAllocation;
