@@ -8,8 +8,8 @@ MIN_MEASURED_STEPS measured steps per run.
 Writes <out>/<workload>_none_full.json and <workload>_deepum_full.json (train.py records, named as the
 sweep names them; repetitions with the suffix _r1, _r2, ...) and <out>/no_pressure.json: command,
 device, date, tolerance, per workload both medians (seconds) and each run's, the ratio, whether it is
-within the tolerance, deepum's hook CPU time per step (seconds) and whether all runs trained bitwise
-alike, and whether every workload is within. Since the runs alternate, each deepum run and the none
+within the tolerance, deepum's hook CPU time per step (seconds), whether all runs trained bitwise
+alike and which memory deepum's segments were in, and whether every workload is within. Since the runs alternate, each deepum run and the none
 run before it form a pair that shares the GPU's speed of the moment: the record also gives each
 pair's ratio and a verdict from them (pair_verdict), which says "undecided" where the pairs straddle
 the tolerance, instead of reading noise as a result. --cpus pins this script, and with it every run,
@@ -116,14 +116,14 @@ def pair_verdict(pair_ratios: list[float], tolerance: float) -> dict:
     1 - 2 * P(Binomial(n, 1/2) < k) (the sign test; 0 for one pair), k the largest that keeps it at
     least PAIR_CONFIDENCE, else 1 (the smallest and the largest). It is "within" the tolerance when
     the interval's top is at most 1 + tolerance, "outside" when its bottom is above, "undecided"
-    otherwise."""
+    otherwise. Also the pairs' median, the figure the interval brackets."""
     ordered, n = sorted(pair_ratios), len(pair_ratios)
     k = 1
     while k < n // 2 and interval_confidence(n, k + 1) >= PAIR_CONFIDENCE:
         k += 1
     low, high = ordered[k - 1], ordered[n - k]
     verdict = "within" if high <= 1 + tolerance else "outside" if low > 1 + tolerance else "undecided"
-    return {"pair_ratios": pair_ratios, "pair_interval": [low, high],
+    return {"pair_ratios": pair_ratios, "pair_median": statistics.median(pair_ratios), "pair_interval": [low, high],
             "pair_interval_confidence": interval_confidence(n, k) if n > 1 else 0.0, "verdict": verdict}
 
 
@@ -167,12 +167,22 @@ def step_pair_ratio(none: dict, deepum: dict) -> float:
     return statistics.median(d / n for n, d in zip(none["step_s"][first:], deepum["step_s"][first:]))
 
 
+def deepum_memory(deepums: list[dict]) -> str | None:
+    """Which memory deepum's runs had their segments in (stats()["device_memory"]): "device",
+    "managed" or "mixed"; None when a record does not say."""
+    kinds = {(r.get("stats") or {}).get("device_memory") for r in deepums}
+    if None in kinds:
+        return None
+    return "mixed" if len(kinds) > 1 else "device" if kinds == {True} else "managed"
+
+
 def compare(nones: list[dict], deepums: list[dict], tolerance: float, in_lockstep: bool = False) -> dict:
     """The check for one workload from the records of its runs in each mode: medians (s, the median
     of the runs' medians, and each run's), ratio deepum / none, within_tolerance (ratio <= 1 +
     tolerance), deepum's hook time per step (s, median over its runs), bitwise equality of all runs,
-    and pair_verdict's figures for the runs taken in pairs (each pair's ratio of run medians, or
-    in_lockstep, step_pair_ratio); a run that did not succeed gives status "incomplete" and no ratio."""
+    which memory deepum's segments were in (deepum_memory), and pair_verdict's figures for the runs
+    taken in pairs (each pair's ratio of run medians, or in_lockstep, step_pair_ratio); a run that did
+    not succeed gives status "incomplete" and no ratio."""
     if any(r.get("status") != "ok" for r in nones + deepums):
         return {"status": "incomplete", "none_status": [r.get("status") for r in nones],
                 "deepum_status": [r.get("status") for r in deepums], "ratio": None, "within_tolerance": False}
@@ -186,7 +196,7 @@ def compare(nones: list[dict], deepums: list[dict], tolerance: float, in_lockste
             "measured_steps": min(r["measured_steps"] for r in nones + deepums),
             "deepum_hook_s_per_step": statistics.median(r.get("hook_s_per_step") or 0.0 for r in deepums),
             "bitwise_equal": len({r["parameter_sha256"] for r in nones + deepums}) == 1,
-            "lockstep": in_lockstep,
+            "deepum_memory": deepum_memory(deepums), "lockstep": in_lockstep,
             **pair_verdict([step_pair_ratio(n, d) for n, d in zip(nones, deepums)] if in_lockstep else
                            [d / n for n, d in zip(none_runs, deepum_runs)], tolerance)}
 
@@ -220,8 +230,9 @@ def main(argv=None) -> int:
     for workload, result in results.items():
         ratio = "–" if result["ratio"] is None else f"{result['ratio']:.3f}"
         pairs = ("" if result["ratio"] is None else
-                 f"; pairs {result['pair_interval'][0]:.3f}–{result['pair_interval'][1]:.3f} "
-                 f"({result['pair_interval_confidence']:.0%} confidence): {result['verdict']}")
+                 f"; pairs' median {result['pair_median']:.3f}, {result['pair_interval'][0]:.3f}–"
+                 f"{result['pair_interval'][1]:.3f} ({result['pair_interval_confidence']:.0%} confidence): "
+                 f"{result['verdict']}" + (f"; deepum on {result['deepum_memory']} memory" if result["deepum_memory"] else ""))
         print(f"{workload}: deepum / none = {ratio} ({'within' if result['within_tolerance'] else 'NOT within'} "
               f"{args.tolerance:.0%}){pairs}")
     return 0

@@ -155,6 +155,7 @@ with open(os.path.join(os.path.dirname(a.o), "order.txt"), "a") as order:
 json.dump({"status": "ok", "workload": a.workload, "workload_id": a.workload, "mode": a.mode, "step_s_median": step,
            "measured_steps": int(a.steps) - int(a.warmup), "parameter_sha256": "same",
            "hook_s_per_step": 0.001 if a.mode == "deepum" else None, "device": "stub", "argv": sys.argv[1:],
+           "stats": {"device_memory": a.workload == "gpt2"} if a.mode == "deepum" else {},
            "cpus": sorted(os.sched_getaffinity(0))},
           open(a.o, "w"))
 """
@@ -179,8 +180,9 @@ def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
     assert deepum_run["argv"][deepum_run["argv"].index("--reference") + 1] == str(out / "gpt2_none_full.json")
     assert gpt2["pair_ratios"] == pytest.approx([1.02]) and gpt2["pair_interval_confidence"] == 0.0
     assert gpt2["verdict"] == "within" and dlrm["verdict"] == "outside"
-    assert "dlrm: deepum / none = 1.100 (NOT within 3%); pairs 1.100–1.100 (0% confidence): outside" in \
-        capsys.readouterr().out
+    assert "dlrm: deepum / none = 1.100 (NOT within 3%); pairs' median 1.100, 1.100–1.100 (0% confidence): " \
+        "outside; deepum on managed memory" in capsys.readouterr().out
+    assert gpt2["deepum_memory"] == "device" and dlrm["deepum_memory"] == "managed"
 
 
 def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, tmp_path):
@@ -194,6 +196,7 @@ def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, t
     assert gpt2["none_step_s_median"] == pytest.approx(0.100) and gpt2["deepum_step_s_median"] == pytest.approx(0.102)
     assert gpt2["ratio"] == pytest.approx(1.02) and gpt2["within_tolerance"] is True and gpt2["bitwise_equal"]
     assert gpt2["pair_ratios"] == pytest.approx([1.02, 1.02, 1.02]) and gpt2["pair_interval_confidence"] == 0.75
+    assert gpt2["pair_median"] == pytest.approx(1.02)
 
 
 @pytest.mark.parametrize("pairs, verdict", [
@@ -220,6 +223,18 @@ def test_pair_verdict_drops_extreme_pairs_while_the_confidence_stays_high(n, k, 
     assert result["pair_interval_confidence"] >= no_pressure.PAIR_CONFIDENCE or k == 1
     # one more dropped on each side would fall short
     assert k == n // 2 or no_pressure.interval_confidence(n, k + 1) < no_pressure.PAIR_CONFIDENCE
+
+
+def test_the_pairs_median_is_the_middle_pair_not_the_interval():
+    assert no_pressure.pair_verdict([1.10, 0.90, 1.01, 1.30, 0.99], 0.03)["pair_median"] == 1.01
+
+
+@pytest.mark.parametrize("kinds, memory", [
+    ([True, True], "device"), ([False, False], "managed"), ([True, False], "mixed"), ([True, None], None),
+])
+def test_deepum_memory_says_where_every_run_had_its_segments(kinds, memory):
+    runs = [{"stats": {"device_memory": kind}} if kind is not None else {} for kind in kinds]
+    assert no_pressure.deepum_memory(runs) == memory
 
 
 def test_pair_verdict_of_eight_pairs_sets_one_outlier_aside():
