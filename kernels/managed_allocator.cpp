@@ -111,10 +111,17 @@ void deepum_set_max_managed_bytes(size_t bytes) {
 }
 
 // Whether segments made from now on come from device memory (cudaMalloc) instead of managed memory;
-// live segments keep their kind.
-void deepum_set_device_memory(int on) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  state().device_memory = on != 0;
+// live segments keep their kind. Returns 1 when the kind changes while segments of the old kind live,
+// whose free blocks the caching allocator would hand out again, else 0.
+int deepum_set_device_memory(int on) {
+  AllocatorState& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const bool device = on != 0;
+  bool old_kind_live = false;
+  if (device != s.device_memory)
+    for (const auto& entry : s.segments) old_kind_live = old_kind_live || entry.second.managed == device;
+  s.device_memory = device;
+  return old_kind_live ? 1 : 0;
 }
 
 int deepum_device_memory() {

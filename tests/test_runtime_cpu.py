@@ -195,6 +195,20 @@ def test_device_memory_segments_are_fused_freed_and_never_listed(stub_allocator)
     assert stub_allocator.deepum_bytes_in_use() == 0 and stub_allocator.segments() == ([], 0)
 
 
+def test_a_change_of_kind_says_whether_segments_of_the_old_kind_live(stub_allocator):
+    stub_allocator.deepum_set_max_managed_bytes(GiB)
+    assert stub_allocator.deepum_set_device_memory(1) == 0   # nothing lives yet
+    device = stub_allocator.malloc(MiB)
+    assert stub_allocator.deepum_set_device_memory(1) == 0   # no change of kind
+    assert stub_allocator.deepum_set_device_memory(0) == 1   # a device segment lives
+    managed = stub_allocator.malloc(MiB)
+    stub_allocator.free(device)
+    assert stub_allocator.deepum_set_device_memory(0) == 0
+    assert stub_allocator.deepum_set_device_memory(1) == 1   # a managed segment lives
+    stub_allocator.free(managed)
+    assert stub_allocator.deepum_set_device_memory(0) == 0   # none of the old kind left
+
+
 def test_foreign_pointers_are_not_freed(stub_allocator):
     stub_allocator.free(12345)
     assert stub_allocator.stub_driver_free_calls() == 0 and stub_allocator.deepum_segments_freed() == 0

@@ -119,6 +119,30 @@ def case_fuse(_: str = "") -> dict:
     return result
 
 
+def case_kind_switch(_: str = "") -> dict:
+    """A deepum session on device memory (the default limits) keeps one tensor and frees another, so
+    its pool caches a free block; a second session under a budget below its fuse then makes a tensor
+    of the freed one's size: the memory types and contents of both."""
+    import torch
+
+    from deepum.runtime import session as runtime
+
+    runtime.enable(mode="deepum", max_managed_bytes="1GiB")
+    kept = torch.full((4 * MiB,), 5, dtype=torch.uint8, device="cuda")
+    freed = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
+    first = runtime.stats()["device_memory"]
+    del freed
+    runtime.disable()
+    runtime.enable(mode="deepum", capacity="64MiB", max_managed_bytes="1GiB")
+    later = torch.full((8 * MiB,), 3, dtype=torch.uint8, device="cuda")
+    result = {"first_device_memory": first, "second_device_memory": runtime.stats()["device_memory"],
+              "kept_type": _memory_type(kept), "later_type": _memory_type(later),
+              "exact": int(kept.sum(dtype=torch.int64)) == 5 * 4 * MiB and int(later.sum(dtype=torch.int64)) == 3 * 8 * MiB,
+              "cuda_errors": runtime.stats()["cuda_errors"]}
+    runtime.disable()
+    return result
+
+
 def case_too_late(_: str = "") -> dict:
     import torch
 
@@ -413,6 +437,13 @@ def test_fuse_refuses_clearly_and_the_process_stays_healthy(allocator_built):
     assert result["enabled_after_exit"] is False
     assert result["type_after_disable"] == DEVICE
     assert result["type_after_reenable"] == MANAGED and result["kept_type"] == MANAGED
+
+
+def test_a_later_session_of_the_other_kind_never_reuses_the_earlier_segments(allocator_built):
+    result, _ = run_case("kind_switch")
+    assert result["first_device_memory"] is True and result["second_device_memory"] is False
+    assert result["kept_type"] == DEVICE and result["later_type"] == MANAGED, result
+    assert result["exact"] and result["cuda_errors"] == 0
 
 
 def test_enable_after_cuda_init_is_too_late(allocator_built):

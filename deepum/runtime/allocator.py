@@ -32,6 +32,7 @@ class ManagedAllocator:
             getattr(self.lib, name).restype = restype
         self.lib.deepum_set_max_managed_bytes.argtypes = [ctypes.c_size_t]
         self.lib.deepum_set_device_memory.argtypes = [ctypes.c_int]
+        self.lib.deepum_set_device_memory.restype = ctypes.c_int
         self.lib.deepum_segments.argtypes = [ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t]
         self.pluggable = torch.cuda.memory.CUDAPluggableAllocator(str(self.path), "deepum_malloc", "deepum_free")
         self.torch = torch
@@ -55,9 +56,10 @@ class ManagedAllocator:
     def set_max_managed_bytes(self, nbytes: int) -> None:
         self.lib.deepum_set_max_managed_bytes(nbytes)
 
-    def set_device_memory(self, on: bool) -> None:
-        """Segments made from now on come from device memory (True) or managed memory (False)."""
-        self.lib.deepum_set_device_memory(int(on))
+    def set_device_memory(self, on: bool) -> bool:
+        """Segments made from now on come from device memory (True) or managed memory (False); whether
+        segments of the other kind still live, whose free blocks the pool would hand out again."""
+        return bool(self.lib.deepum_set_device_memory(int(on)))
 
     def segments(self) -> list[tuple[int, int]]:
         """The live managed segments as (address, bytes), in address order."""

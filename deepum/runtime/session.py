@@ -293,7 +293,7 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             _observer_attached = True
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         c = settings.config
-        _allocator.set_device_memory(serves_device_memory(
+        other_kind_cached = _allocator.set_device_memory(serves_device_memory(
             settings.mode, limits.max_managed_bytes, limits.capacity, c.wake_percent, c.learn_from,
             c.device_memory_without_pressure, record is not None,
             warm_start is not None and Path(warm_start).is_file()))
@@ -312,6 +312,8 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             session.scopes.unroute()
             raise
         session.scopes.install()
+        if other_kind_cached:  # an earlier session's segments: a fresh pool, so no new tensor lands in them
+            torch.cuda.empty_cache()
         session.profiler_guard = ProfilerGuard(torch, _engine)
         session.profiler_guard.install()
         if routing_holds_frees(torch.__version__):
