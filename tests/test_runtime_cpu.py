@@ -4,6 +4,7 @@ test_limits.py, the native build cache in test_build_cache.py."""
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import shutil
 import subprocess
@@ -13,6 +14,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
 from deepum.config import DeepUMConfig
 from deepum.runtime.limits import RuntimeConfig, too_late_reason
@@ -207,6 +211,74 @@ def test_a_change_of_kind_says_whether_segments_of_the_old_kind_live(stub_alloca
     assert stub_allocator.deepum_set_device_memory(1) == 1   # a managed segment lives
     stub_allocator.free(managed)
     assert stub_allocator.deepum_set_device_memory(0) == 0   # none of the old kind left
+
+
+class AllocatorAgreesWithItsModel(RuleBasedStateMachine):
+    """The allocator (stub-backed) against a model of its fuse, kinds and registry: sizes, kinds and
+    counters after any sequence of caps, kinds, allocations and frees."""
+
+    def __init__(self, library: Path, scratch: Path):
+        super().__init__()
+        copy = scratch / f"allocator_{next(_instances)}.so"  # a fresh library state per example
+        shutil.copy(library, copy)
+        self.lib = StubAllocator(copy)
+        self.cap, self.device_memory, self.live, self.peak = 0, False, {}, 0
+        self.allocated = self.device_allocated = self.refusals = 0
+
+    @rule(cap=st.integers(0, 64 * MiB))
+    def set_cap(self, cap):
+        self.lib.deepum_set_max_managed_bytes(cap)
+        self.cap = cap
+
+    @rule(on=st.booleans())
+    def set_kind(self, on):
+        old_kind_live = on != self.device_memory and any(device == self.device_memory for _, device in self.live.values())
+        assert self.lib.deepum_set_device_memory(int(on)) == int(old_kind_live)
+        self.device_memory = on
+
+    @rule(size=st.integers(-1, 16 * MiB))
+    def malloc(self, size):
+        ptr = self.lib.malloc(size)
+        in_use = sum(n for n, _ in self.live.values())
+        if size <= 0 or size > self.cap or in_use > self.cap - size:
+            assert ptr is None
+            self.refusals += 1
+            return
+        assert ptr is not None and ptr not in self.live
+        self.live[ptr] = (size, self.device_memory)
+        self.allocated += 1
+        self.device_allocated += self.device_memory
+        self.peak = max(self.peak, in_use + size)
+
+    @precondition(lambda self: self.live)
+    @rule(data=st.data())
+    def free(self, data):
+        ptr = data.draw(st.sampled_from(sorted(self.live)))
+        self.lib.free(ptr)
+        del self.live[ptr]
+
+    @invariant()
+    def figures_agree(self):
+        assert self.lib.deepum_bytes_in_use() == sum(n for n, _ in self.live.values())
+        assert self.lib.deepum_peak_bytes() == self.peak
+        assert self.lib.deepum_refusals() == self.refusals
+        assert self.lib.deepum_segments_allocated() == self.allocated
+        assert self.lib.deepum_segments_freed() == self.allocated - len(self.live)
+        assert self.lib.deepum_device_segments_allocated() == self.device_allocated
+        managed = sorted((ptr, n) for ptr, (n, device) in self.live.items() if not device)
+        assert self.lib.segments(room=len(self.live) + 1) == (managed, len(managed))
+
+    def teardown(self):
+        for ptr in list(self.live):
+            self.lib.free(ptr)
+
+
+_instances = itertools.count()
+
+
+def test_the_allocator_agrees_with_its_model(stub_allocator_build, tmp_path):
+    run_state_machine_as_test(lambda: AllocatorAgreesWithItsModel(stub_allocator_build, tmp_path),
+                              settings=settings(max_examples=40, stateful_step_count=30, deadline=None))
 
 
 def test_foreign_pointers_are_not_freed(stub_allocator):
