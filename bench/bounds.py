@@ -9,7 +9,8 @@ time is the in-memory step (step_s_median of mode none on the same workload; 0 w
 the bound is then the link's alone):
 
 - UVM-path bound: the driver runs one migration at a time, so the two directions take turns at the
-  calibrated managed-memory rates (prefetch in, eviction out; deepum/offline/calibrations/):
+  calibrated managed-memory rates (prefetch in, eviction out; deepum/offline/calibrations/), or at
+  the rates bench/migration_probe.py measured on the machine itself (uvm_link):
       max(compute, min_h2d / uvm_h2d + min_d2h / uvm_d2h)
 - pinned-copy bound: copies between pinned host memory and the GPU run both directions at once,
   at the rates bench/pinned_copy_probe.py measures:
@@ -17,7 +18,7 @@ the bound is then the link's alone):
 
 Sizes in bytes, rates in bytes per second, times in seconds.
 
-    python bench/bounds.py RECORD.json [RECORD.json ...] [--pinned-rates PROBE.json]
+    python bench/bounds.py RECORD.json [RECORD.json ...] [--pinned-rates PROBE.json] [--uvm-rates PROBE.json]
 """
 from __future__ import annotations
 
@@ -47,6 +48,24 @@ def pinned_link(path: str | Path | None = PINNED_PROBE) -> Link | None:
     return Link(probe["both_h2d_bytes_per_s"], probe["both_d2h_bytes_per_s"])
 
 
+UVM_CALL_MIB = 16
+"""Default migration call size whose measured rates the UVM-path bound takes from a migration probe's
+record: the probe's size nearest the engine's calls (docs/results.md)."""
+
+
+def uvm_link(probe: str | Path | None = None, call_mib: int = UVM_CALL_MIB) -> Link:
+    """The managed-memory rates of the UVM-path bound: the bundled calibration's, or, with `probe`, a
+    bench/migration_probe.py record's for calls of `call_mib` MiB, each direction alone (ValueError
+    when the record has no such size)."""
+    if probe is None:
+        return Link.from_calibration()
+    rows = json.loads(Path(probe).read_text())["by_call_mib"]
+    row = rows.get(str(call_mib))
+    if row is None:
+        raise ValueError(f"{probe} has no migration rates for {call_mib} MiB calls (it has {', '.join(rows)})")
+    return Link(row["in_GBps"] * 1e9, row["out_GBps"] * 1e9)
+
+
 def uvm_path_s(h2d_bytes: float, d2h_bytes: float, compute_s: float, uvm: Link) -> float:
     """Seconds: one migration at a time in either direction, overlapped with compute."""
     return max(compute_s, h2d_bytes / uvm.h2d_bytes_per_s + d2h_bytes / uvm.d2h_bytes_per_s)
@@ -62,10 +81,11 @@ def _ratio(step_s: float | None, bound_s: float | None) -> float | None:
 
 
 def record_bounds(record: dict, in_memory_step_s: float | None, uvm: Link, pinned: Link | None,
-                  dirty_fraction: float = 1.0) -> dict | None:
+                  dirty_fraction: float = 1.0, uvm_rates: str = "calibration") -> dict | None:
     """The "bounds" entry of a successful record: the bytes that must move, both bounds and the
-    record's step_s_median over each. A record without a budget (capacity_bytes None, mode none)
-    must move nothing. None when the record has no footprint_bytes (nothing to compare)."""
+    record's step_s_median over each; uvm_rates names where `uvm` came from. A record without a
+    budget (capacity_bytes None, mode none) must move nothing. None when the record has no
+    footprint_bytes (nothing to compare)."""
     touched = record.get("footprint_bytes")
     if touched is None:
         return None
@@ -78,7 +98,7 @@ def record_bounds(record: dict, in_memory_step_s: float | None, uvm: Link, pinne
     return {
         "min_h2d_bytes": h2d, "min_d2h_bytes": d2h, "dirty_fraction": dirty_fraction,
         "in_memory_step_s": in_memory_step_s,
-        "uvm_h2d_bytes_per_s": uvm.h2d_bytes_per_s, "uvm_d2h_bytes_per_s": uvm.d2h_bytes_per_s,
+        "uvm_rates": uvm_rates, "uvm_h2d_bytes_per_s": uvm.h2d_bytes_per_s, "uvm_d2h_bytes_per_s": uvm.d2h_bytes_per_s,
         "pinned_h2d_bytes_per_s": pinned.h2d_bytes_per_s if pinned else None,
         "pinned_d2h_bytes_per_s": pinned.d2h_bytes_per_s if pinned else None,
         "uvm_path_s": uvm_s, "pinned_copy_s": pinned_s,
@@ -92,7 +112,8 @@ def in_memory_step(records: list[dict], workload_id: str) -> float | None:
                  and r.get("workload_id") == workload_id), None)
 
 
-def annotate(records: list[dict], uvm: Link, pinned: Link | None, dirty_fraction: float = 1.0) -> list[dict]:
+def annotate(records: list[dict], uvm: Link, pinned: Link | None, dirty_fraction: float = 1.0,
+             uvm_rates: str = "calibration") -> list[dict]:
     """Copies of the records, each successful one given a "bounds" entry where it has none, or one
     without an in-memory step, that step taken from the mode-none record of its workload. Records
     written before records had bounds thus read like new ones."""
@@ -101,7 +122,7 @@ def annotate(records: list[dict], uvm: Link, pinned: Link | None, dirty_fraction
         record = dict(record)
         if record.get("status") == "ok" and (record.get("bounds") or {}).get("in_memory_step_s") is None:
             record["bounds"] = record_bounds(record, in_memory_step(records, record["workload_id"]), uvm, pinned,
-                                             dirty_fraction)
+                                             dirty_fraction, uvm_rates)
         out.append(record)
     return out
 
@@ -111,13 +132,21 @@ def main(argv=None) -> int:
     parser.add_argument("records", nargs="+", type=Path, help="bench/train.py records (mode none among them "
                                                               "gives the in-memory step)")
     parser.add_argument("--calibration", default=DEFAULT_CALIBRATION, help="UVM rates: bundled name or JSON file")
+    parser.add_argument("--uvm-rates", type=Path, default=None, metavar="PROBE",
+                        help="UVM rates from a bench/migration_probe.py record instead of the calibration")
+    parser.add_argument("--uvm-call-mib", type=int, default=UVM_CALL_MIB,
+                        help="the probe's call size whose rates are taken (default %(default)s)")
     parser.add_argument("--pinned-rates", type=Path, default=PINNED_PROBE,
                         help="pinned_copy_probe.py record (default: %(default)s)")
     parser.add_argument("--dirty-fraction", type=float, default=1.0, help="share of the bytes out that are dirty")
     args = parser.parse_args(argv)
     records = [dict(json.loads(path.read_text()), path=str(path)) for path in args.records]
-    annotated = annotate(records, Link.from_calibration(args.calibration), pinned_link(args.pinned_rates),
-                         args.dirty_fraction)
+    try:
+        uvm = uvm_link(args.uvm_rates, args.uvm_call_mib) if args.uvm_rates else Link.from_calibration(args.calibration)
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--uvm-rates: {exc}")
+    annotated = annotate(records, uvm, pinned_link(args.pinned_rates), args.dirty_fraction,
+                         str(args.uvm_rates) if args.uvm_rates else f"calibration {args.calibration}")
     for record in annotated:
         bounds = record.get("bounds") or {}
         figures = {key: bounds.get(key) for key in ("uvm_path_s", "pinned_copy_s", "step_over_uvm_path",

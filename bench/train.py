@@ -40,7 +40,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   thread held by a full launch queue);
 - bounds (bench/bounds.py): the least bytes that must move, the UVM-path and pinned-copy bounds and
   step_s_median over each; the in-memory step is this record's own in mode none, --reference's
-  step_s_median otherwise (without it the bounds are the link's alone);
+  step_s_median otherwise (without it the bounds are the link's alone); the UVM rates are the
+  calibration's, or with --uvm-rates a migration probe's (uvm_rates names which);
 - enqueue_s (per step, the time until the step's code returned, every launch issued: the launching
   thread's share of the step) and enqueue_s_median (over the measured steps);
 - timeline (with --timeline-step K): step K's idle breakdown (deepum.capture_timeline: the GPU's
@@ -80,7 +81,6 @@ import lockstep  # noqa: E402
 import peer_methods  # noqa: E402
 import workloads  # noqa: E402
 from modes import BY_NAME, GPU_MODES  # noqa: E402
-from physical_limit import Link  # noqa: E402
 
 import deepum  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the same workload's mode-none record: its step time is the bounds' in-memory step")
     parser.add_argument("--pinned-rates", type=Path, default=bounds.PINNED_PROBE, metavar="PROBE",
                         help="bench/pinned_copy_probe.py record for the pinned-copy bound (default: %(default)s)")
+    parser.add_argument("--uvm-rates", type=Path, default=None, metavar="PROBE",
+                        help="bench/migration_probe.py record whose rates (calls of --uvm-call-mib MiB) the UVM-path "
+                             "bound takes instead of the bundled calibration's, e.g. measured in the same call")
+    parser.add_argument("--uvm-call-mib", type=int, default=bounds.UVM_CALL_MIB,
+                        help="the probe's call size for --uvm-rates (default %(default)s)")
     parser.add_argument("--timeline-step", type=int, default=None, metavar="K",
                         help="capture step K's timeline (unified-memory modes): its idle breakdown goes into the "
                              "record, its spans and plot beside it (OUTPUT.timeline.npz, OUTPUT.timeline.png)")
@@ -151,6 +156,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.deepum_config = deepum_config(args)
     except ValueError as exc:
         parser.error(str(exc))
+    try:
+        args.uvm_link = bounds.uvm_link(args.uvm_rates, args.uvm_call_mib)
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--uvm-rates: {exc}")
     args.reference_step_s = reference_step_s(parser, args.reference, workloads.workload_id(args)) if args.reference \
         else None
     return args
@@ -420,8 +429,9 @@ def main(argv=None) -> int:
             record["timeline"] = save_timeline(run["timeline"], Path(args.output), args.timeline_step,
                                                run["step_s"][args.timeline_step])
         in_memory_step_s = record["step_s_median"] if args.mode == "none" else args.reference_step_s
-        record["bounds"] = bounds.record_bounds(record, in_memory_step_s, Link.from_calibration(),
-                                                bounds.pinned_link(args.pinned_rates))
+        record["bounds"] = bounds.record_bounds(record, in_memory_step_s, args.uvm_link,
+                                                bounds.pinned_link(args.pinned_rates),
+                                                uvm_rates=str(args.uvm_rates) if args.uvm_rates else "calibration")
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(record, indent=1, default=str))

@@ -276,6 +276,13 @@ def test_train_keeps_the_gpu_check_call_form():
     assert parse_train("--mode", "deepum", "--record", "run.npz").record == "run.npz"
 
 
+def test_train_takes_the_uvm_rates_of_a_migration_probe(tmp_path):
+    probe = tmp_path / "migration_probe.json"
+    probe.write_text('{"by_call_mib": {"16": {"in_GBps": 45.0, "out_GBps": 12.0}}}')
+    assert parse_train("--uvm-rates", str(probe)).uvm_link == physical_limit.Link(45e9, 12e9)
+    assert parse_train().uvm_link == physical_limit.Link.from_calibration()
+
+
 @pytest.mark.parametrize("mode, switches", [
     ("deepum", dict(prefetch=True, pre_evict=True, invalidate=True)),
     ("deepum-no-pre-evict", dict(prefetch=True, pre_evict=False, invalidate=True)),
@@ -306,6 +313,7 @@ def test_train_modes_map_to_config_switches(mode, switches):
     (["--turns", "3"], 'two file descriptors as "R,W"'),
     (["--turns", "1,x"], 'two file descriptors as "R,W"'),
     (["--turns", "987,988"], "file descriptor 987, which is not open"),
+    (["--uvm-rates", "/nonexistent/migration_probe.json"], "--uvm-rates: "),
 ])
 def test_train_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:

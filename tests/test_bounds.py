@@ -110,3 +110,40 @@ def test_command_line_prints_each_records_bounds(tmp_path, capsys):
     assert figures["in_memory_step_s"] == 0.5
     assert figures["uvm_path_s"] == pytest.approx(0.64)  # the bundled h200 calibration: 50 GB/s in, 14 out
     assert figures["pinned_copy_s"] is None
+
+
+def migration_probe(tmp_path, rows):
+    probe = tmp_path / "migration_probe.json"
+    probe.write_text(json.dumps({"by_call_mib": {str(mib): {"in_GBps": gbps_in, "out_GBps": gbps_out}
+                                                 for mib, (gbps_in, gbps_out) in rows.items()}}))
+    return probe
+
+
+def test_uvm_rates_come_from_the_calibration_or_a_migration_probe_at_one_call_size(tmp_path):
+    probe = migration_probe(tmp_path, {2: (40.0, 10.0), 16: (48.0, 12.5), 64: (50.0, 14.0)})
+    assert bounds.uvm_link(probe) == Link(48e9, 12.5e9)  # the default call size
+    assert bounds.uvm_link(probe, 64) == Link(50e9, 14e9)
+    assert bounds.uvm_link(None) == Link.from_calibration()
+    with pytest.raises(ValueError, match="no migration rates for 8 MiB calls"):
+        bounds.uvm_link(probe, 8)
+
+
+def test_command_line_takes_the_probes_rates_and_names_them(tmp_path, capsys):
+    run = tmp_path / "deepum.json"
+    run.write_text(json.dumps(budgeted()))
+    probe = migration_probe(tmp_path, {16: (35.0, 7.0)})
+    assert bounds.main([str(run), "--pinned-rates", str(tmp_path / "missing.json"), "--uvm-rates", str(probe)]) == 0
+    figures = json.loads(capsys.readouterr().out.split(" deepum ", 1)[1])
+    assert figures["uvm_path_s"] == pytest.approx(7 / 35 + 7 / 7)  # 7 GB each way at the probe's rates
+    assert bounds.annotate([budgeted()], Link(35e9, 7e9), None, uvm_rates=str(probe))[0]["bounds"]["uvm_rates"] == str(probe)
+
+
+def test_a_probe_without_the_call_size_is_one_line_and_status_2(tmp_path, capsys):
+    run = tmp_path / "deepum.json"
+    run.write_text(json.dumps(budgeted()))
+    probe = migration_probe(tmp_path, {2: (40.0, 10.0)})
+    with pytest.raises(SystemExit) as exit_:
+        bounds.main([str(run), "--uvm-rates", str(probe)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "--uvm-rates" in err and "no migration rates for 16 MiB calls (it has 2)" in err
