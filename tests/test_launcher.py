@@ -325,3 +325,7 @@ def test_the_summary_says_when_the_engine_slept_throughout():
     assert lines[-1].endswith("the engine slept throughout (managed memory never came near the capacity)")
     awake = launcher.summary("train.py", launcher.Outcome(status=0, step_times=[0.0, 1.0], stats={**stats, "asleep": False}))
     assert "slept" not in awake[-1]
+    on_device = launcher.summary("train.py", launcher.Outcome(status=0, step_times=[0.0, 1.0],
+                                                              stats={**stats, "device_memory": True}))
+    assert on_device[-1].endswith("segments in device memory, the engine asleep (the managed memory cap cannot "
+                                  "pass the capacity, so nothing could ever have to move)")

@@ -182,7 +182,10 @@ def summary(script: str, outcome: Outcome) -> list[str]:
              f"{format_bytes(stats.get('prefetch_h2d_bytes', 0))} prefetched), to the host "
              f"{format_bytes(stats.get('d2h_bytes', 0))}; prefetch coverage "
              + (f"{coverage:.1%}" if coverage is not None else "n/a (nothing moved to the GPU)"))
-    if stats.get("asleep"):
+    if stats.get("device_memory"):
+        moved += ("; segments in device memory, the engine asleep (the managed memory cap cannot pass the "
+                  "capacity, so nothing could ever have to move)")
+    elif stats.get("asleep"):
         moved += "; the engine slept throughout (managed memory never came near the capacity)"
     return [line, moved]
 
