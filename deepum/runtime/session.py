@@ -8,7 +8,9 @@ every thread, into CUDA managed memory under a hard cap (the fuse), in one of fo
   just before it instead of faulted;
 - `deepum`: `um` plus correlation prefetching, pre-eviction and invalidation; the tables learn from
   the blocks each kernel's arguments cover or (learn_from "faults") from the CUPTI fault log, whose
-  faults are attributed to launches by GPU time at each iteration mark.
+  faults are attributed to launches by GPU time at each iteration mark. Where the fuse cannot pass
+  the capacity, no block could ever have to move, and its segments come from device memory instead
+  (deepum/specs/sleep.py, serves_device_memory).
 
 enable() must run before the CUDA context exists (CUPTI's unified-memory counters record only when
 configured after cuInit and before context creation); it says so clearly when it is too late.
