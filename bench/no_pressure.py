@@ -9,8 +9,10 @@ Writes <out>/<workload>_none_full.json and <workload>_deepum_full.json (train.py
 sweep names them; repetitions with the suffix _r1, _r2, ...) and <out>/no_pressure.json: command,
 device, date, tolerance, per workload both medians (seconds) and each run's, the ratio, whether it is
 within the tolerance, deepum's hook CPU time per step (seconds), whether all runs trained bitwise
-alike and which memory deepum's segments were in, and whether every workload is within. Since the runs alternate, each deepum run and the none
-run before it form a pair that shares the GPU's speed of the moment: the record also gives each
+alike and which memory deepum's segments were in, and whether every workload is within. The record
+is rewritten, and the workload's line printed, as each workload finishes, so a call cut short keeps
+the workloads it finished. Since the runs alternate, each deepum run and the none run before it form
+a pair that shares the GPU's speed of the moment: the record also gives each
 pair's ratio and a verdict from them (pair_verdict), which says "undecided" where the pairs straddle
 the tolerance, instead of reading noise as a result. --cpus pins this script, and with it every run,
 to a set of CPUs (the launch-bound steps vary less from run to run; docs/results.md).
@@ -209,6 +211,14 @@ def main(argv=None) -> int:
     if args.cpus:
         os.sched_setaffinity(0, args.cpus)  # the runs, started from here, inherit it
     results, device = {}, None
+
+    def write_record() -> None:  # after each workload: a call cut short keeps the workloads it finished
+        record = {"command": command, "device": device,
+                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                  "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep, "workloads": results,
+                  "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
+        (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
+
     for workload in args.workloads:
         nones, deepums = [], []
         for repeat in range(args.repeats):
@@ -220,22 +230,20 @@ def main(argv=None) -> int:
             deepums.append(deepum)
         results[workload] = compare(nones, deepums, args.tolerance, args.lockstep)
         device = device or nones[0].get("device")
-    if args.dry_run:
-        return 0
-    record = {"command": command, "device": device,
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep, "workloads": results,
-              "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
-    (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
-    for workload, result in results.items():
-        ratio = "–" if result["ratio"] is None else f"{result['ratio']:.3f}"
-        pairs = ("" if result["ratio"] is None else
-                 f"; pairs' median {result['pair_median']:.3f}, {result['pair_interval'][0]:.3f}–"
-                 f"{result['pair_interval'][1]:.3f} ({result['pair_interval_confidence']:.0%} confidence): "
-                 f"{result['verdict']}" + (f"; deepum on {result['deepum_memory']} memory" if result["deepum_memory"] else ""))
-        print(f"{workload}: deepum / none = {ratio} ({'within' if result['within_tolerance'] else 'NOT within'} "
-              f"{args.tolerance:.0%}){pairs}")
+        if not args.dry_run:
+            write_record()
+            print(summary_line(workload, results[workload], args.tolerance), flush=True)
     return 0
+
+
+def summary_line(workload: str, result: dict, tolerance: float) -> str:
+    """One workload's result as printed once its runs are done."""
+    ratio = "–" if result["ratio"] is None else f"{result['ratio']:.3f}"
+    pairs = ("" if result["ratio"] is None else
+             f"; pairs' median {result['pair_median']:.3f}, {result['pair_interval'][0]:.3f}–"
+             f"{result['pair_interval'][1]:.3f} ({result['pair_interval_confidence']:.0%} confidence): "
+             f"{result['verdict']}" + (f"; deepum on {result['deepum_memory']} memory" if result["deepum_memory"] else ""))
+    return f"{workload}: deepum / none = {ratio} ({'within' if result['within_tolerance'] else 'NOT within'} {tolerance:.0%}){pairs}"
 
 
 if __name__ == "__main__":

@@ -185,6 +185,24 @@ def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
     assert gpt2["deepum_memory"] == "device" and dlrm["deepum_memory"] == "managed"
 
 
+def test_no_pressure_keeps_the_workloads_finished_before_a_call_is_cut_short(stub_train, tmp_path, monkeypatch,
+                                                                            capsys):
+    run_one = run_all.run_one
+
+    def cut_short(args, workload, *rest):
+        if workload == "dlrm":
+            raise KeyboardInterrupt  # the call's time limit, say
+        return run_one(args, workload, *rest)
+
+    monkeypatch.setattr(run_all, "run_one", cut_short)
+    out = tmp_path / "np"
+    with pytest.raises(KeyboardInterrupt):
+        no_pressure.main(["--out", str(out), "--workloads", "gpt2,dlrm"])
+    record = json.loads((out / "no_pressure.json").read_text())
+    assert list(record["workloads"]) == ["gpt2"] and record["workloads"]["gpt2"]["ratio"] == pytest.approx(1.02)
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("gpt2: deepum / none = 1.020 (within 3%)")
+
+
 def test_no_pressure_repeats_alternate_and_compare_medians_of_runs(stub_train, tmp_path):
     out = tmp_path / "np"
     assert no_pressure.main(["--out", str(out), "--workloads", "gpt2", "--repeats", "3"]) == 0
