@@ -1,7 +1,7 @@
 """Seeds known bugs into the native policy, the memory map, the fault log's iteration bins, the foreach
-argument reader and the indexed kernels' marks, one at a time, each in a scratch copy
-of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints which
-tests failed per mutation. A mutation no test catches is a hole in the tests.
+argument reader, the indexed kernels' marks, the managed allocator and the device-memory rule, one at
+a time, each in a scratch copy of the checkout where deepum._native is rebuilt, and runs the tests
+that must catch it; prints which tests failed per mutation. A mutation no test catches is a hole in the tests.
 
     python tests/mutation_check.py [--only NAME]
 
@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
-         "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py"]
+         "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py",
+         "tests/test_runtime_cpu.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -189,6 +190,17 @@ MUTATIONS = {
         "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
     "portable-number-of-the-later-segment": (
         "driver_hooks/memory_map.hpp", "if (prev->first + prev->second > lo) it = prev;", "(void)prev;"),
+    "device-segments-listed-as-managed": (
+        "kernels/managed_allocator.cpp", "    if (!segment.managed) continue;\n", ""),
+    "device-memory-never-served": (
+        "kernels/managed_allocator.cpp", "managed = !s.device_memory;", "managed = true;"),
+    "change-of-kind-unreported": (
+        "kernels/managed_allocator.cpp", "old_kind_live = old_kind_live || entry.second.managed == device;",
+        "old_kind_live = old_kind_live && entry.second.managed == device;"),
+    "device-memory-where-pressure-can-come": (
+        "deepum/specs/sleep.py", "fuse_bytes <= capacity_bytes", "fuse_bytes <= 2 * capacity_bytes"),
+    "device-memory-while-recording": (
+        "deepum/specs/sleep.py", "and not recording and not loads_state", "and not loads_state"),
 }
 
 
