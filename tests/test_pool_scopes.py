@@ -161,6 +161,22 @@ def test_empty_cache_lets_the_pool_go_with_the_routing_lifted(setup):
     assert scopes.pool_id == (OURS[0], OURS[1] + 2)
 
 
+def test_a_later_session_can_start_with_a_fresh_pool():
+    """An earlier session routed into the pool and ended; a later one lets it go before routing (its
+    reference from the routing given back, the object destroyed with its own) and routes into a fresh one."""
+    log: list = []
+    torch, pools = make_fake_torch(log), FakePools(log)
+    earlier = PoolScopes(torch, FakeEngine(log), 0, pools)
+    earlier.route()
+    earlier.unroute()
+    log.clear()
+    later = PoolScopes(torch, FakeEngine(log), 0, pools)
+    later.start_fresh_pool()
+    later.route()
+    assert log == [("release_pool", 0, OURS), ("pool_destroyed", OURS, 1), ("route", 0, FRESH)]
+    assert later.pool_id == FRESH
+
+
 def test_empty_cache_inside_a_capture_keeps_the_pool(setup):
     torch, scopes, log = setup
     torch.cuda.graphs.CUDAGraph().capture_begin(THEIRS)

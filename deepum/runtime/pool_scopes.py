@@ -68,6 +68,12 @@ class PoolScopes:
     def route(self) -> None:
         self._begin(self.device, self.pool_id)
 
+    def start_fresh_pool(self) -> None:
+        """Before the routing starts: puts a fresh pool in place of deepum's current one and lets the
+        old one go (PyTorch frees its cached segments at once, its live blocks' segments once they die
+        and empty_cache runs), so no allocation lands in an earlier session's segments."""
+        self._let_go(self.pools.replace_pool())
+
     def unroute(self) -> None:
         """Ends the routing (unless a scope has lifted it already) and lets the kept pools go."""
         with self.lock:

@@ -302,6 +302,8 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
         session = Session(settings, limits)
         session.placement = placement
         session.scopes = PoolScopes(torch, _engine, settings.device, _allocator)
+        if other_kind_cached:  # an earlier session's segments of the other kind: none of them is used again
+            session.scopes.start_fresh_pool()
         session.scopes.route()
         try:
             _start_engine(settings, limits, record is not None, warm_start and str(warm_start))
@@ -314,8 +316,6 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             session.scopes.unroute()
             raise
         session.scopes.install()
-        if other_kind_cached:  # an earlier session's segments: a fresh pool, so no new tensor lands in them
-            torch.cuda.empty_cache()
         session.profiler_guard = ProfilerGuard(torch, _engine)
         session.profiler_guard.install()
         if routing_holds_frees(torch.__version__):
