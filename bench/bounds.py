@@ -53,17 +53,23 @@ UVM_CALL_MIB = 16
 record: the probe's size nearest the engine's calls (docs/results.md)."""
 
 
-def uvm_link(probe: str | Path | None = None, call_mib: int = UVM_CALL_MIB) -> Link:
-    """The managed-memory rates of the UVM-path bound: the bundled calibration's, or, with `probe`, a
+def uvm_link(probe: str | Path | None = None, call_mib: int = UVM_CALL_MIB,
+             calibration: str | Path = DEFAULT_CALIBRATION) -> Link:
+    """The managed-memory rates of the UVM-path bound: the calibration's, or, with `probe`, a
     bench/migration_probe.py record's for calls of `call_mib` MiB, each direction alone (ValueError
     when the record has no such size)."""
     if probe is None:
-        return Link.from_calibration()
+        return Link.from_calibration(calibration)
     rows = json.loads(Path(probe).read_text())["by_call_mib"]
     row = rows.get(str(call_mib))
     if row is None:
         raise ValueError(f"{probe} has no migration rates for {call_mib} MiB calls (it has {', '.join(rows)})")
     return Link(row["in_GBps"] * 1e9, row["out_GBps"] * 1e9)
+
+
+def uvm_source(probe: str | Path | None = None, calibration: str | Path = DEFAULT_CALIBRATION) -> str:
+    """Where uvm_link(probe, ..., calibration) takes its rates from, as the records name it."""
+    return str(probe) if probe is not None else f"calibration {calibration}"
 
 
 def uvm_path_s(h2d_bytes: float, d2h_bytes: float, compute_s: float, uvm: Link) -> float:
@@ -81,7 +87,7 @@ def _ratio(step_s: float | None, bound_s: float | None) -> float | None:
 
 
 def record_bounds(record: dict, in_memory_step_s: float | None, uvm: Link, pinned: Link | None,
-                  dirty_fraction: float = 1.0, uvm_rates: str = "calibration") -> dict | None:
+                  dirty_fraction: float = 1.0, uvm_rates: str = uvm_source()) -> dict | None:
     """The "bounds" entry of a successful record: the bytes that must move, both bounds and the
     record's step_s_median over each; uvm_rates names where `uvm` came from. A record without a
     budget (capacity_bytes None, mode none) must move nothing. None when the record has no
@@ -113,7 +119,7 @@ def in_memory_step(records: list[dict], workload_id: str) -> float | None:
 
 
 def annotate(records: list[dict], uvm: Link, pinned: Link | None, dirty_fraction: float = 1.0,
-             uvm_rates: str = "calibration") -> list[dict]:
+             uvm_rates: str = uvm_source()) -> list[dict]:
     """Copies of the records, each successful one given a "bounds" entry where it has none, or one
     without an in-memory step, that step taken from the mode-none record of its workload. Records
     written before records had bounds thus read like new ones."""
@@ -142,11 +148,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     records = [dict(json.loads(path.read_text()), path=str(path)) for path in args.records]
     try:
-        uvm = uvm_link(args.uvm_rates, args.uvm_call_mib) if args.uvm_rates else Link.from_calibration(args.calibration)
+        uvm = uvm_link(args.uvm_rates, args.uvm_call_mib, args.calibration)
     except (OSError, ValueError, KeyError) as exc:
         parser.error(f"--uvm-rates: {exc}")
     annotated = annotate(records, uvm, pinned_link(args.pinned_rates), args.dirty_fraction,
-                         str(args.uvm_rates) if args.uvm_rates else f"calibration {args.calibration}")
+                         uvm_source(args.uvm_rates, args.calibration))
     for record in annotated:
         bounds = record.get("bounds") or {}
         figures = {key: bounds.get(key) for key in ("uvm_path_s", "pinned_copy_s", "step_over_uvm_path",

@@ -431,7 +431,7 @@ def main(argv=None) -> int:
         in_memory_step_s = record["step_s_median"] if args.mode == "none" else args.reference_step_s
         record["bounds"] = bounds.record_bounds(record, in_memory_step_s, args.uvm_link,
                                                 bounds.pinned_link(args.pinned_rates),
-                                                uvm_rates=str(args.uvm_rates) if args.uvm_rates else "calibration")
+                                                uvm_rates=bounds.uvm_source(args.uvm_rates))
     output = Path(args.output)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(record, indent=1, default=str))
