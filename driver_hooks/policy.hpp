@@ -211,11 +211,12 @@ class Policy {
   // The engine wakes (sleep_gate.hpp): `blocks` (dense, ascending), every block of the live managed
   // segments, become resident and touched, without a move.
   void wake(const Block* blocks, size_t count) {
+    // Resident as of the next launch, which may start an iteration; a block mapped from the host stays there.
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];
       ensure(b);
       count_touched(b);
-      if (!resident_[b]) make_resident(b, launch_ + 1);  // as of the next launch, which may start an iteration
+      if (!resident_[b] && !host_mapped_[b]) make_resident(b, launch_ + 1);
     }
   }
 

@@ -73,8 +73,12 @@ MUTATIONS = {
         "driver_hooks/schedule.hpp", "at = std::max(size_t(last_[victim] + 1),",
         "at = std::max(size_t(last_[victim] + (last_[victim] < 0)),"),
     "woken-blocks-not-touched": (
-        "driver_hooks/policy.hpp", "      count_touched(b);\n      if (!resident_[b]) make_resident(b, launch_ + 1);",
-        "      if (!resident_[b]) make_resident(b, launch_ + 1);"),
+        "driver_hooks/policy.hpp",
+        "      count_touched(b);\n      if (!resident_[b] && !host_mapped_[b]) make_resident(b, launch_ + 1);",
+        "      if (!resident_[b] && !host_mapped_[b]) make_resident(b, launch_ + 1);"),
+    "woken-host-mapped-blocks-made-resident": (
+        "driver_hooks/policy.hpp", "if (!resident_[b] && !host_mapped_[b]) make_resident",
+        "if (!resident_[b]) make_resident"),
     "woken-blocks-arrive-at-the-last-launch": (
         "driver_hooks/policy.hpp", "make_resident(b, launch_ + 1);", "make_resident(b, launch_);"),
     "gate-wakes-at-its-threshold": (

@@ -496,6 +496,24 @@ def test_indexed_kernels_map_nothing_beyond_the_span_rule_with_the_knob_off():
     assert pair.spec.host_mapped(5) and not pair.spec.host_mapped(6) and not pair.native.host_mapped(6)
 
 
+def test_a_block_mapped_from_the_host_stays_mapped_when_the_engine_wakes():
+    """Host mapping takes block 3, used once per iteration; a wake naming it leaves it mapped, not
+    resident, in the spec and the native core alike."""
+    config = DeepUMConfig(lookahead=1, exec_ids=1, exec_records=1, block_rows=1, block_ways=1, block_successors=1,
+                          foresight_iterations=1, confident_hits=0, host_map_uses=1, host_map_span_percent=34,
+                          host_map_indexed=False, prefetch=False, invalidate=False)
+    pair = Pair("deepum", 2, config)
+    for blocks in ([3], [0], None, [3], [0], None, [3], [1], [0], None, [3]):
+        if blocks is None:  # an iteration ends
+            assert pair.spec.next_iteration() == pair.native.next_iteration()
+        else:
+            pair.launch(0, blocks)
+    assert pair.spec.host_mapped(3) and pair.native.host_mapped(3)
+    pair.wake([3])
+    assert pair.spec.host_mapped(3) and pair.native.host_mapped(3)
+    assert not pair.spec.resident(3) and not pair.native.resident(3)
+
+
 def test_a_block_that_is_not_memory_now_is_neither_mapped_nor_prefetched():
     """As after a warm start, whose state names blocks this run has not allocated yet: block 5 (used
     briefly last iteration) is not memory at the next iteration's start, so only block 4 is mapped;

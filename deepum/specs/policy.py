@@ -210,10 +210,11 @@ class Policy:
 
     def wake(self, blocks) -> None:
         """The engine wakes (deepum.specs.sleep): `blocks`, every block of the live managed segments in
-        ascending order, become resident and touched, without a move."""
+        ascending order, become resident and touched, without a move; a block mapped from the host
+        stays mapped (its pages are on the host)."""
         for b in blocks:
             self._used_by.setdefault(b, self._launch)
-            if b not in self._migrated:
+            if b not in self._migrated and b not in self._host_mapped:
                 self._arrive(b, self._launch + 1)  # as of the next launch, which may start an iteration
 
     def learn_fault(self, block: int) -> None:
