@@ -2,7 +2,7 @@
 # call A: the migration probe, then the dense transformers at half the footprint (the sweep's sizes
 # and capacities for 0.5) with the UVM-path bound taken from that probe, measured in the same call:
 # none, then deepum twice, 10 steps of which 5 warm-up. Then DLRM without pressure in lockstep on one
-# CPU with longer runs (80 measured steps after 4 of warm-up) and up to ten pairs, in the time left.
+# CPU with longer runs (80 measured steps after 4 of warm-up) and eight pairs, in the time left.
 source bench/device_setup.sh
 timeout 120 python3 bench/migration_probe.py --gib 2 -o $R/migration_probe.json > $R/migration_probe.log 2>&1
 tail -4 $R/migration_probe.log
@@ -25,7 +25,7 @@ run bert-large deepum deepum 3792699392 $B
 run bert-large deepum deepum_r1 3792699392 $B
 echo "transformers done at $(( $(date +%s) - T0 )) s"
 PYTHONPATH=. timeout $(( 585 - ($(date +%s) - T0) )) python3 bench/no_pressure.py --out $R/dlrm --cpus 3 \
-  --lockstep --workloads dlrm --steps 84 --warmup 4 --repeats 10 --timeout 100 > $R/dlrm.log 2>&1
+  --lockstep --workloads dlrm --steps 84 --warmup 4 --repeats 8 --timeout 100 > $R/dlrm.log 2>&1
 echo "dlrm: $(grep -hE "deepum / none|failed|timeout" $R/dlrm.log | tr '\n' ' ') at $(( $(date +%s) - T0 )) s"
 rm -rf $R/dlrm/logs
 tar -czf $OUT/a.tgz -C $OUT records; rm -rf $R
