@@ -68,7 +68,10 @@ void on_event(const CA::TraceEntry& e) {
 }  // namespace
 
 void attach_allocator_hook() {
-  std::call_once(runtime().allocator_hook_attached, [] { CA::attachAllocatorTraceTracker(on_event); });
+  std::call_once(runtime().allocator_hook_attached, [] {
+    CA::attachAllocatorTraceTracker(on_event);
+    runtime().allocator_hook_on.store(true);
+  });
 }
 
 }  // namespace deepum

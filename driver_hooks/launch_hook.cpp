@@ -224,6 +224,7 @@ void subscribe_launch_hook() {
   check_cupti(subscribed, "cuptiSubscribe");
   check_cupti(cuptiEnableCallback(1, rt.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING),
               "cuptiEnableCallback(MODULE_UNLOAD_STARTING)");
+  forget_kernels();  // modules may have unloaded unseen while no subscription listened
 }
 
 bool enable_launch_callbacks() {

@@ -89,6 +89,7 @@ struct Runtime {
   bool fault_log_configured = false;
   std::atomic<bool> kernel_records{false};  // CUPTI's kernel records are on (fault_log.cpp)
   std::once_flag allocator_hook_attached;
+  std::atomic<bool> allocator_hook_on{false};  // attached (once per process, never detached)
   std::unique_ptr<Engine> engine;  // while started; declared last, so destroyed first
 };
 

@@ -59,8 +59,12 @@ py::list iteration_figures() {
 
 // Starts the launch hook, the engine (the policy core for `mode` with the options of `config`, a
 // DeepUMConfig dict) and its worker; with record, also the trace recorder. All or nothing: if a step
-// fails, whatever started is stopped again and the error says why.
-void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record) {
+// fails, whatever started is stopped again and the error says why. A session whose segments are
+// device memory (deepum/specs/sleep.py, serves_device_memory) has no managed segment to follow and
+// its engine sleeps for good, so it installs neither hook, unless managed segments an earlier session
+// left wake the engine at once.
+void start(const std::string& mode, int64_t capacity_bytes, int device, const py::dict& config, bool record,
+           bool device_memory) {
   Runtime& rt = runtime();
   if (rt.engine) throw std::runtime_error("the deepum engine is already running");
   const Options options = options_from(mode, config);
@@ -81,7 +85,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
       rt.fault_log.on.store(true);
     }
     rt.device.store(device);
-    attach_allocator_hook();
+    if (!device_memory) attach_allocator_hook();
     rt.engine = std::make_unique<Engine>(options, std::max<int64_t>(1, capacity_bytes >> kBlockShift), device,
                                          rt.memory, rt.counters, rt.timeline);
     {
@@ -96,7 +100,7 @@ void start(const std::string& mode, int64_t capacity_bytes, int device, const py
       rt.sleep.waking.store(woke);
       rt.memory.set_awake(!rt.sleep.asleep.load());
     }
-    subscribe_launch_hook();
+    if (!device_memory || !rt.sleep.asleep.load()) subscribe_launch_hook();
     if (!rt.sleep.asleep.load() && !enable_launch_callbacks())
       throw std::runtime_error("deepum's launch hook cannot start: CUPTI refused the launch callbacks");
     if (!rt.sleep.asleep.load()) enable_kernel_records();  // refused: gpu_busy_ns stays 0
@@ -218,6 +222,8 @@ py::dict stats() {
   out["worker_populate_ns"] = rt.counters.worker_populate_ns.load();
   out["worker_map_ns"] = rt.counters.worker_map_ns.load();
   out["asleep"] = rt.sleep.asleep.load();
+  out["launch_hook_subscribed"] = rt.subscriber != nullptr;
+  out["allocator_hook_attached"] = rt.allocator_hook_on.load();
   out["fault_lessons"] = rt.counters.fault_lessons.load();
   out["faults_learned"] = rt.counters.faults_learned.load();
   out["last_cuda_error"] = rt.counters.last_error();
@@ -299,10 +305,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("configure_fault_log", &deepum::configure_fault_log, py::arg("device"),
         "Configures CUPTI's unified-memory counters; call after cuInit and before the CUDA context exists.");
   m.def("start", &start, py::arg("mode"), py::arg("capacity_bytes"), py::arg("device"), py::arg("config"),
-        py::arg("record"),
+        py::arg("record"), py::arg("device_memory"),
         "Starts the launch hook, the engine and its worker (mode: um, advise or deepum; config: a "
         "DeepUMConfig dict); with record, also gathers a trace (kernels, accesses, memory events, kernel "
-        "times, faults, transfers).");
+        "times, faults, transfers); with device_memory (the session's segments are device memory), "
+        "neither the allocator hook nor the launch hook unless earlier managed segments wake the engine.");
   m.def("drain_recording", &drain_recording, "Hands over what was recorded, as NumPy arrays, and clears it.");
   m.def("drain_fault_log", &drain_fault_log,
         "Hands over the launches, kernel records and faults gathered for learning from faults, and clears them.");

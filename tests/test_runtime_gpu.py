@@ -122,7 +122,7 @@ def case_fuse(_: str = "") -> dict:
 def case_kind_switch(_: str = "") -> dict:
     """A deepum session on device memory (the default limits) keeps one tensor and frees another, so
     its pool caches a free block; a second session under a budget below its fuse then makes a tensor
-    of the freed one's size: the memory types and contents of both."""
+    of the freed one's size: the memory types and contents of both, and the hooks each installed."""
     import torch
 
     from deepum.runtime import session as runtime
@@ -130,12 +130,15 @@ def case_kind_switch(_: str = "") -> dict:
     runtime.enable(mode="deepum", max_managed_bytes="1GiB")
     kept = torch.full((4 * MiB,), 5, dtype=torch.uint8, device="cuda")
     freed = torch.empty(8 * MiB, dtype=torch.uint8, device="cuda")
-    first = runtime.stats()["device_memory"]
+    first = runtime.stats()
     del freed
     runtime.disable()
     runtime.enable(mode="deepum", capacity="64MiB", max_managed_bytes="1GiB")
     later = torch.full((8 * MiB,), 3, dtype=torch.uint8, device="cuda")
-    result = {"first_device_memory": first, "second_device_memory": runtime.stats()["device_memory"],
+    second = runtime.stats()
+    hooks = ("launch_hook_subscribed", "allocator_hook_attached")
+    result = {"first_device_memory": first["device_memory"], "second_device_memory": second["device_memory"],
+              "first_hooks": [first[k] for k in hooks], "second_hooks": [second[k] for k in hooks],
               "kept_type": _memory_type(kept), "later_type": _memory_type(later),
               "exact": int(kept.sum(dtype=torch.int64)) == 5 * 4 * MiB and int(later.sum(dtype=torch.int64)) == 3 * 8 * MiB,
               "cuda_errors": runtime.stats()["cuda_errors"]}
@@ -442,6 +445,8 @@ def test_fuse_refuses_clearly_and_the_process_stays_healthy(allocator_built):
 def test_a_later_session_of_the_other_kind_never_reuses_the_earlier_segments(allocator_built):
     result, _ = run_case("kind_switch")
     assert result["first_device_memory"] is True and result["second_device_memory"] is False
+    # The hooks come on with the first session on managed memory, whose segments they must follow.
+    assert result["first_hooks"] == [False, False] and result["second_hooks"] == [True, True], result
     assert result["kept_type"] == DEVICE and result["later_type"] == MANAGED, result
     assert result["exact"] and result["cuda_errors"] == 0
 
@@ -465,7 +470,7 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
     segment is populated on the GPU as it is made (none with populate_segments off; in mode um none
     either), and training is exact; under a budget below what it uses the engine wakes, sees the
     launches, and training is still exact. With the default capacity, which the fuse cannot pass,
-    every segment is device memory, the engine sleeps, and training is exact."""
+    every segment is device memory, the engine sleeps without either hook, and training is exact."""
     plain, _ = run_case("train", "none")
     um, _ = run_case("train", "um")
     roomy, _ = run_case("sleep", "")
@@ -477,11 +482,15 @@ def test_the_engine_sleeps_without_pressure_and_wakes_under_it(allocator_built):
     assert device["stats"]["device_memory"] is True and device["parameter_type"] == DEVICE
     assert device["stats"]["device_segments_allocated"] == device["stats"]["segments_allocated"] > 0
     assert device["stats"]["asleep"] is True and device["stats"]["launches"] == 0
+    # On device memory nothing could be learned or moved: neither hook is installed, no iteration counted.
+    assert device["stats"]["launch_hook_subscribed"] is False and device["stats"]["allocator_hook_attached"] is False
+    assert device["stats"]["per_iteration"] == []
     assert device["stats"]["segment_populate_calls"] == 0 and device["stats"]["gpu_page_faults"] == 0
     assert device["digest"] == plain["digest"]
     for run in (roomy, unpopulated, tight, um):
         assert run["stats"]["device_memory"] is False and run["parameter_type"] == MANAGED
     assert roomy["stats"]["asleep"] is True and roomy["stats"]["launches"] == 0
+    assert roomy["stats"]["launch_hook_subscribed"] is True and roomy["stats"]["allocator_hook_attached"] is True
     assert roomy["stats"]["segment_populate_calls"] == roomy["stats"]["segments_allocated"] > 0
     assert roomy["stats"]["segment_populate_bytes"] >= roomy["stats"]["managed_bytes_peak"]
     assert unpopulated["stats"]["asleep"] is True and unpopulated["stats"]["segment_populate_calls"] == 0

@@ -45,13 +45,15 @@ def configure_before_context(config: RuntimeConfig) -> None:
     _engine.configure_fault_log(config.device)
 
 
-def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool, warm_start: str | None) -> None:
+def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool, warm_start: str | None,
+                  device_memory: bool) -> None:
     """Starts the launch hook, the residency model under the capacity, (mode deepum) the
     correlation prefetcher with its worker, loading the warm-start file if there is one, and, with
-    record, the trace recorder."""
+    record, the trace recorder. With device_memory (the session's segments are device memory) the
+    engine sleeps for good and neither hook is installed."""
     global _fault_lessons
     c = settings.config
-    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record)
+    _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record, device_memory)
     if warm_start is not None:
         warm.load(_engine, warm_start)
     _fault_lessons = FaultLessons() if settings.mode == "deepum" and c.learn_from == "faults" else None
@@ -74,14 +76,18 @@ def mark_iteration() -> None:
     time) are binned by when each transfer or fault began. enable() calls it after every optimizer
     step; a mark with nothing done since the last one is ignored: no kernel launched or, while the
     engine sleeps (launches unseen), no managed allocation made. It flushes no CUPTI buffer unless
-    the policy learns from faults."""
+    the policy learns from faults. In a session on device memory nothing is counted: only the blocks
+    PyTorch held back are released (deferred_frees.py)."""
     with _lock:
         if _engine is None or _session is None or _session.config.mode == "none":
             return
-        if _iterations and not mark_counts(_engine.stats(), _iterations[-1]):
+        counted = not _session.device_memory
+        if counted and _iterations and not mark_counts(_engine.stats(), _iterations[-1]):
             return
         if _session.deferred_frees is not None:
             _session.deferred_frees.release_if_pending()
+        if not counted:
+            return
         touched = _engine.next_iteration()
         _engine.mark_iteration_time()
         if _session.warm_start is not None and not _session.warm_start_decided:
@@ -119,6 +125,7 @@ class Session:
         self.record: str | None = None
         self.warm_start: str | None = None  # the warm-start file (mode deepum)
         self.warm_start_decided = False     # its trial has ended (or nothing was loaded)
+        self.device_memory = False  # its segments are device memory: no hook, no iteration counted
         self.step_hook = None  # marks an iteration after every optimizer step (UM modes)
         self.scopes: PoolScopes | None = None  # the routing, and PyTorch's own pool scopes beside it
         self.profiler_guard: ProfilerGuard | None = None
@@ -295,18 +302,20 @@ def enable(mode: str = "deepum", *, capacity: int | str | None = None, max_manag
             _observer_attached = True
         _allocator.set_max_managed_bytes(limits.max_managed_bytes)
         c = settings.config
-        other_kind_cached = _allocator.set_device_memory(serves_device_memory(
+        device_memory = serves_device_memory(
             settings.mode, limits.max_managed_bytes, limits.capacity, c.wake_percent, c.learn_from,
             c.device_memory_without_pressure, record is not None,
-            warm_start is not None and Path(warm_start).is_file()))
+            warm_start is not None and Path(warm_start).is_file())
+        other_kind_cached = _allocator.set_device_memory(device_memory)
         session = Session(settings, limits)
         session.placement = placement
+        session.device_memory = device_memory
         session.scopes = PoolScopes(torch, _engine, settings.device, _allocator)
         if other_kind_cached:  # an earlier session's segments of the other kind: none of them is used again
             session.scopes.start_fresh_pool()
         session.scopes.route()
         try:
-            _start_engine(settings, limits, record is not None, warm_start and str(warm_start))
+            _start_engine(settings, limits, record is not None, warm_start and str(warm_start), device_memory)
             if settings.mode == "advise":
                 _advice = AdviceHooks(settings.device)
             if placement is not None:  # the script's plain "cuda" tensors go to this process's device
@@ -445,6 +454,10 @@ def stats() -> dict:
       deepum's managed segments hold at most ``wake_percent`` of the capacity (deepum/specs/sleep.py);
       it wakes for good once they hold more, or when a learned state is loaded. A recording and
       learning from faults never sleep.
+    - ``launch_hook_subscribed``: whether the launch hook holds CUPTI's callbacks (listening to module
+      unloads only while asleep); ``allocator_hook_attached``: whether the caching allocator's trace
+      hook is attached (once per process, never detached). A session on device memory installs
+      neither, so it costs no CUPTI callback and no work per allocation; nor does it count iterations.
     - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them,
       of which ``hook_scan_ns`` reading the arguments (the memory map's lock included),
       ``hook_policy_ns`` the policy's decision (the engine's lock included), ``hook_wait_ns`` making the
