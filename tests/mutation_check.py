@@ -1,7 +1,8 @@
 """Seeds known bugs into the native policy, the memory map, the fault log's iteration bins, the foreach
-argument reader, the indexed kernels' marks, the managed allocator and the device-memory rule, one at
-a time, each in a scratch copy of the checkout where deepum._native is rebuilt, and runs the tests
-that must catch it; prints which tests failed per mutation. A mutation no test catches is a hole in the tests.
+argument reader, the indexed kernels' marks, the managed allocator, the device-memory rule and its
+session's iteration marks, one at a time, each in a scratch copy of the checkout where deepum._native
+is rebuilt, and runs the tests that must catch it; prints which tests failed per mutation. A mutation
+no test catches is a hole in the tests.
 
     python tests/mutation_check.py [--only NAME]
 
@@ -205,6 +206,11 @@ MUTATIONS = {
         "deepum/specs/sleep.py", "fuse_bytes <= capacity_bytes", "fuse_bytes <= 2 * capacity_bytes"),
     "device-memory-while-recording": (
         "deepum/specs/sleep.py", "and not recording and not loads_state", "and not loads_state"),
+    "device-memory-session-counts-iterations": (
+        "deepum/runtime/session.py", "counted = not _session.device_memory", "counted = True"),
+    "device-memory-session-keeps-held-frees": (
+        "deepum/runtime/session.py", "        if _session.deferred_frees is not None:\n            _session.deferred_frees.release_if_pending()\n        if not counted:",
+        "        if _session.deferred_frees is not None and counted:\n            _session.deferred_frees.release_if_pending()\n        if not counted:"),
 }
 
 

@@ -382,3 +382,48 @@ def test_a_mark_counts_only_after_work_it_can_see(asleep, launched, allocated, c
     last = {"launches": 10, "managed_allocations": 50, "asleep": asleep}
     now = {"launches": 10 + launched, "managed_allocations": 50 + allocated, "asleep": asleep}
     assert session.mark_counts(now, last) is counts
+
+
+@pytest.mark.parametrize("device_memory", [False, True])
+def test_a_session_on_device_memory_counts_no_iteration_and_still_releases_held_frees(monkeypatch, device_memory):
+    """An iteration mark in a session on managed memory asks the engine for its counters and starts the
+    next iteration; on device memory, where nothing is learned or moved, it only releases the blocks
+    PyTorch held back."""
+    from types import SimpleNamespace
+
+    from deepum.runtime import session
+
+    calls = []
+
+    class Engine:
+        def __init__(self):
+            self.launches = 0
+
+        def stats(self):
+            calls.append("stats")
+            self.launches += 1  # a kernel launched between any two calls
+            return {"launches": self.launches, "managed_allocations": 0, "asleep": False}
+
+        def next_iteration(self):
+            calls.append("next_iteration")
+            return 0
+
+        def mark_iteration_time(self):
+            calls.append("mark_iteration_time")
+
+    class HeldFrees:
+        def release_if_pending(self):
+            calls.append("release")
+
+    run = session.Session(SimpleNamespace(mode="deepum"), None)
+    run.device_memory, run.deferred_frees = device_memory, HeldFrees()
+    monkeypatch.setattr(session, "_engine", Engine())
+    monkeypatch.setattr(session, "_session", run)
+    monkeypatch.setattr(session, "_iterations", [{"launches": 0, "managed_allocations": 0, "asleep": False}])
+    for _ in range(3):
+        session.mark_iteration()
+    assert calls.count("release") == 3
+    if device_memory:
+        assert calls == ["release"] * 3 and len(session._iterations) == 1
+    else:
+        assert calls.count("next_iteration") == 3 and len(session._iterations) == 4
