@@ -20,10 +20,10 @@ Where even the whole fuse (max_managed_bytes) fits the capacity, the engine coul
 block: residency cannot pass the managed bytes, and they cannot pass the fuse. A deepum session that
 would sleep all the while then takes its segments from plain device memory (`serves_device_memory`),
 since managed memory costs some steps more even with every page on the GPU (each copy that waits for
-the GPU costs the driver more); nothing else changes: the same pool, fuse and allocator hook (which
-maps managed segments only, so the gate never wakes). A session that records a trace, loads a learned
-state, learns from faults or never sleeps (wake_percent 0) keeps managed memory, as do um and advise,
-whose point is plain unified memory.
+the GPU costs the driver more). The pool and the fuse stay; neither hook is installed, since no
+segment could enter the memory map (it maps managed segments only) and wake the gate. A session that
+records a trace, loads a learned state, learns from faults or never sleeps (wake_percent 0) keeps
+managed memory, as do um and advise, whose point is plain unified memory.
 """
 from __future__ import annotations
 
