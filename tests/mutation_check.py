@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
          "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py",
-         "tests/test_runtime_cpu.py"]
+         "tests/test_runtime_cpu.py", "tests/test_warm_start_gpu_cpu.py", "tests/test_first_step_floor_cpu.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -211,6 +211,8 @@ MUTATIONS = {
     "device-memory-session-keeps-held-frees": (
         "deepum/runtime/session.py", "        if _session.deferred_frees is not None:\n            _session.deferred_frees.release_if_pending()\n        if not counted:",
         "        if _session.deferred_frees is not None and counted:\n            _session.deferred_frees.release_if_pending()\n        if not counted:"),
+    "first-step-floor-over-in-memory-steady": (
+        "bench/warm_start_gpu.py", "floor = none[0] / steady(warm)", "floor = none[0] / steady(none)"),
 }
 
 
@@ -219,8 +221,8 @@ def failing_tests(output: str) -> list[str]:
 
 
 def scratch_copy(into: Path) -> Path:
-    for part in ("deepum", "driver_hooks", "kernels", "tests"):
-        shutil.copytree(ROOT / part, into / part, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for part in ("deepum", "driver_hooks", "kernels", "tests", "bench"):
+        shutil.copytree(ROOT / part, into / part, ignore=shutil.ignore_patterns("*.so", "__pycache__", "results"))
     for part in ("setup.py", "pyproject.toml", "README.md"):
         shutil.copy(ROOT / part, into / part)
     return into

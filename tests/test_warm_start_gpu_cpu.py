@@ -50,6 +50,8 @@ def test_cold_then_warm_beside_um_and_none(stub_train, tmp_path, capsys):
     # none's first step costs 0.4 s more than its steady step: past that start-up, 0.2 / 0.5
     assert gpt2["start_up_s"] == pytest.approx(0.4)
     assert gpt2["warm_first_vs_steady_past_start_up"] == pytest.approx(0.4)
+    # none's first step (0.5 s) over the warm run's steady step (0.5 s)
+    assert gpt2["in_memory_first_vs_warm_steady"] == pytest.approx(1.0) and gpt2["target_reachable"] is True
     assert gpt2["warm_vs_cold_by_step"] == pytest.approx([0.4, 0.2, 0.5, 1.0, 1.0, 1.0])
     assert gpt2["cold_worst_vs_um"] == pytest.approx(1.25) and gpt2["cold_never_slower_than_um"] is False
     assert gpt2["warm_trial"]["state"] == "kept" and gpt2["bitwise_equal"] is True
@@ -57,6 +59,17 @@ def test_cold_then_warm_beside_um_and_none(stub_train, tmp_path, capsys):
     assert cold["argv"][cold["argv"].index("--warm-start") + 1] == str(out / "gpt2.deepum-warm")
     assert record["device"] == "stub" and record["command"].startswith("python3 bench/warm_start_gpu.py --out")
     assert "kept" in capsys.readouterr().out
+
+
+def test_the_floor_is_plain_pytorchs_first_step_over_the_warm_steady_step():
+    none = [1.0, 0.1, 0.1, 0.1, 0.1]
+    warm = [1.5, 0.9, 0.7, 0.5, 0.5]
+    figures = warm_start_gpu.first_step_figures(none, warm)
+    assert figures["warm_first_vs_steady"] == pytest.approx(3.0) and figures["warm_within_target"] is False
+    assert figures["warm_first_vs_steady_past_start_up"] == pytest.approx(1.2)
+    assert figures["in_memory_first_vs_warm_steady"] == pytest.approx(2.0)
+    assert figures["target_reachable"] is False
+    assert warm_start_gpu.first_step_figures([0.6, *none[1:]], warm)["target_reachable"] is True
 
 
 def test_report_only_rebuilds_the_summary_from_the_records(stub_train, tmp_path, capsys):
