@@ -25,6 +25,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+import run_all  # noqa: E402
 import warm_start_gpu  # noqa: E402
 
 SUMMARY = "warm_start_gpu.json"
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
               f"{', '.join(map(str, args.folders))}", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    command = " ".join(["python3", "bench/first_step_floor.py", *(argv if argv is not None else sys.argv[1:])])
+    command = run_all.script_command("first_step_floor.py", argv)
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     reachable = sum(r["target_reachable"] for r in table)
     (args.out / "first_step_floor.json").write_text(json.dumps(

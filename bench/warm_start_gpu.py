@@ -92,15 +92,16 @@ def first_step_figures(none: list[float], warm: list[float]) -> dict:
     """The warm run's first step against its steady step (seconds and ratios), as measured, past the
     start-up cost none's first step has (its first less its steady step), and the floor: none's first
     step over the warm run's steady step, the least any memory policy's first step can reach."""
-    first_vs_steady = warm[0] / steady(warm)
+    warm_steady = steady(warm)
+    first_vs_steady = warm[0] / warm_steady
     start_up = max(0.0, none[0] - steady(none))
-    floor = none[0] / steady(warm)
+    floor = none[0] / warm_steady
     return {
-        "warm_first_step_s": warm[0], "warm_steady_step_s": steady(warm),
+        "warm_first_step_s": warm[0], "warm_steady_step_s": warm_steady,
         "warm_first_vs_steady": first_vs_steady,
         "warm_within_target": first_vs_steady <= TARGET_FIRST_VS_STEADY,
         "start_up_s": start_up,
-        "warm_first_vs_steady_past_start_up": (warm[0] - start_up) / steady(warm),
+        "warm_first_vs_steady_past_start_up": (warm[0] - start_up) / warm_steady,
         "in_memory_first_vs_warm_steady": floor,
         "target_reachable": floor <= TARGET_FIRST_VS_STEADY,
     }

@@ -212,7 +212,7 @@ MUTATIONS = {
         "deepum/runtime/session.py", "        if _session.deferred_frees is not None:\n            _session.deferred_frees.release_if_pending()\n        if not counted:",
         "        if _session.deferred_frees is not None and counted:\n            _session.deferred_frees.release_if_pending()\n        if not counted:"),
     "first-step-floor-over-in-memory-steady": (
-        "bench/warm_start_gpu.py", "floor = none[0] / steady(warm)", "floor = none[0] / steady(none)"),
+        "bench/warm_start_gpu.py", "floor = none[0] / warm_steady", "floor = none[0] / steady(none)"),
 }
 
 
