@@ -11,7 +11,10 @@ cudaMemPrefetchBatchAsync), context and ordered_context (calls and ordered, the 
 context of its own on the same GPU), words_context (ordered_context, ordered by a pinned word the
 launching stream writes instead of an event), green (calls, the mover in a green context of 8 SMs),
 mapped_blocks and mapped_whole (no mover: the buffer mapped from the host beforehand, one advice per
-2 MiB block or one for the whole buffer). --kernel-us makes each kernel spin, so that the GPU runs
+2 MiB block or one for the whole buffer), ioctl (calls, each block moved by a synchronous UVM_MIGRATE
+on the unified-memory driver's file the CUDA driver opened: no CUDA call on the mover's thread) and
+ordered_ioctl (the same, each group after the CPU sees a pinned word the launching stream writes).
+--kernel-us makes each kernel spin, so that the GPU runs
 behind the launches and the ordering waits are real. Safety: the buffer is refused above a quarter
 of the free GPU memory; nothing goes past GPU memory.
 """
@@ -31,7 +34,7 @@ sys.path.insert(0, str(HERE))
 import link_paths  # noqa: E402
 
 MODES = ("none", "calls", "ordered", "batch", "context", "ordered_context", "words_context", "green", "mapped_blocks",
-         "mapped_whole")
+         "mapped_whole", "ioctl", "ordered_ioctl")
 
 
 def main(argv=None) -> int:

@@ -5,7 +5,12 @@ block whose contents no longer matter can reach the GPU again:
 - discarded: it was discarded to the host (invalidation); prefetch to the GPU;
 - populate: its pages are on the host; discard-and-prefetch to the GPU (no copy: fresh pages);
 - discarded_populate: discarded to the host, then discard-and-prefetch to the GPU;
-- discarded_write: discarded to the host, then a GPU write (cudaMemsetAsync) faults it in.
+- discarded_write: discarded to the host, then a GPU write (cudaMemsetAsync) faults it in;
+- drop: resident on the GPU, discarded to the host (the time of the discard itself);
+- with --uvm-calls, the same through the unified-memory driver's own calls (bench/uvm_ioctls.py):
+  uvm_drop (UVM_DISCARD, then UVM_MIGRATE to the host), uvm_discarded (dropped so, then prefetched to
+  the GPU), uvm_populate (on the host; UVM_DISCARD, then UVM_MIGRATE to the GPU) and
+  uvm_discarded_populate (dropped so, then populated so).
 
 Writes one JSON record (rates in GB/s of buffer, times in s).
 
@@ -26,6 +31,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=1.0, help="size of the managed buffer in GiB")
     parser.add_argument("--chunk-mib", type=int, default=64, help="bytes per migration call, in MiB")
+    parser.add_argument("--uvm-calls", action="store_true", help="also the unified-memory driver's own calls")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
 
@@ -53,6 +59,24 @@ def main() -> int:
         for start in starts:
             check(rt.cudaMemDiscardAndPrefetchBatchAsync([start], [chunk], 1, [to], [0], 1, 0, stream))
 
+    uvm = None
+    if args.uvm_calls:
+        from cuda.bindings import driver
+        from uvm_ioctls import UvmFile
+
+        uuid = check(driver.cuDeviceGetUuid(check(driver.cuDeviceGet(0))))
+        uvm = UvmFile(bytes(uuid.bytes))
+
+    def uvm_drop():
+        for start in starts:
+            if not (uvm.discard(start, chunk) and uvm.migrate(start, chunk, False)):
+                raise RuntimeError("the unified-memory driver refused a discard")
+
+    def uvm_populate():
+        for start in starts:
+            if not (uvm.discard(start, chunk) and uvm.migrate(start, chunk, True)):
+                raise RuntimeError("the unified-memory driver refused a population")
+
     def write():
         for start in starts:
             check(rt.cudaMemsetAsync(start, 1, chunk, stream))
@@ -76,7 +100,15 @@ def main() -> int:
         "populate": (lambda: prefetch(host), lambda: discard(gpu)),
         "discarded_populate": (lambda: discard(host), lambda: discard(gpu)),
         "discarded_write": (lambda: discard(host), write),
+        "drop": (lambda: None, lambda: discard(host)),
     }
+    if uvm:
+        cases.update({
+            "uvm_drop": (lambda: None, uvm_drop),
+            "uvm_discarded": (uvm_drop, lambda: prefetch(gpu)),
+            "uvm_populate": (lambda: prefetch(host), uvm_populate),
+            "uvm_discarded_populate": (uvm_drop, uvm_populate),
+        })
     rows = {}
     for name, (prepare, work) in cases.items():
         seconds = min(timed(prepare, work) for _ in range(3))

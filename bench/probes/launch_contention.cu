@@ -15,7 +15,10 @@
 // waits for, instead of an event); green (as calls, the mover in a green context of 8 SMs made from
 // the primary context); mapped_blocks and mapped_whole (no mover: before the launches the whole
 // buffer is mapped from the host, preferred location the host and accessed by the GPU, as host
-// mapping does, in one advice per 2 MiB block or one for the whole buffer). KERNEL_NS (optional,
+// mapping does, in one advice per 2 MiB block or one for the whole buffer); ioctl (as calls, each
+// block moved by a synchronous UVM_MIGRATE on the unified-memory driver's file the CUDA driver opened,
+// so the mover makes no CUDA call); ordered_ioctl (the same, each group after the CPU sees a word of
+// pinned host memory the launching stream writes every 16 launches). KERNEL_NS (optional,
 // default 0): each kernel spins that long, so that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
 // group's moves took to complete on the GPU once issued (its synchronization).
 // Times in microseconds; the caller (bench/launch_contention.py) keeps BYTES far under the free GPU
@@ -23,7 +26,12 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <dirent.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -62,8 +70,8 @@ cudaMemLocation location(bool gpu) {
 
 // What a MIGRATION name asks for.
 struct Mode {
-  enum class Issuer { kNone, kPrimary, kOwnContext, kGreen };  // kNone: no mover thread
-  enum class Order { kNone, kEvent, kWord };                  // what each group of moves waits for
+  enum class Issuer { kNone, kPrimary, kOwnContext, kGreen, kIoctl };  // kNone: no mover thread
+  enum class Order { kNone, kEvent, kWord, kWordOnCpu };      // what each group of moves waits for
   std::string name;
   Issuer issuer = Issuer::kPrimary;
   Order order = Order::kNone;
@@ -86,6 +94,8 @@ std::optional<Mode> mode_named(const std::string& name) {
       {"green", I::kGreen},
       {"mapped_blocks", I::kNone, O::kNone, false, kBlock},
       {"mapped_whole", I::kNone, O::kNone, false, SIZE_MAX},
+      {"ioctl", I::kIoctl},
+      {"ordered_ioctl", I::kIoctl, O::kWordOnCpu},
   };
   for (const Mode& m : modes)
     if (m.name == name) return m;
@@ -114,6 +124,66 @@ void enter_context(const Mode& mode, CUcontext& context, CUgreenCtx& green) {
   }
 }
 
+// UVM_MIGRATE of the unified-memory driver (kernel-open/nvidia-uvm/uvm_ioctl.h, unchanged from the 555 to
+// the 595 series): the ioctl's number is the command itself on Linux.
+constexpr unsigned long kUvmMigrate = 51;
+struct UvmMigrateParams {
+  uint64_t base;
+  uint64_t length;
+  uint8_t destination_uuid[16];
+  uint32_t flags;  // 0: synchronous, returns once copied and mapped
+  uint64_t semaphore_address;
+  uint32_t semaphore_payload;
+  int32_t cpu_numa_node;  // -1: any
+  uint64_t user_space_start;
+  uint64_t user_space_length;
+  uint32_t rm_status;  // 0: NV_OK
+};
+static_assert(sizeof(UvmMigrateParams) == 80, "UVM_MIGRATE_PARAMS layout");
+
+// The driver's identifier of the CPU as a migration's destination (NV_PROCESSOR_UUID_CPU_DEFAULT).
+constexpr uint8_t kCpuUuid[16] = {0xa6, 0x5e, 0x0f, 0x4e, 0xd7, 0xd4, 0x7b, 0xa2,
+                                  0x50, 0x47, 0x41, 0x2c, 0x14, 0x2a, 0x77, 0x73};
+
+struct UvmMover {
+  int fd = -1;
+  uint8_t gpu_uuid[16] = {};
+
+  bool migrate(const void* start, size_t bytes, bool to_gpu) const {
+    UvmMigrateParams p{};
+    p.base = reinterpret_cast<uint64_t>(start);
+    p.length = bytes;
+    std::memcpy(p.destination_uuid, to_gpu ? gpu_uuid : kCpuUuid, 16);
+    p.cpu_numa_node = -1;
+    return ioctl(fd, kUvmMigrate, &p) == 0 && p.rm_status == 0;
+  }
+};
+
+// The file of /dev/nvidia-uvm through which the CUDA driver manages this process's managed memory:
+// the one on which a migration of `probe` (already on the GPU) succeeds. Exits where none does.
+UvmMover uvm_mover(const void* probe) {
+  UvmMover mover;
+  CUuuid uuid;
+  if (cuDeviceGetUuid(&uuid, 0) != CUDA_SUCCESS) check(cudaErrorUnknown, "cuDeviceGetUuid");
+  std::memcpy(mover.gpu_uuid, uuid.bytes, 16);
+  DIR* fds = opendir("/proc/self/fd");
+  while (fds && mover.fd < 0) {
+    const dirent* entry = readdir(fds);
+    if (!entry) break;
+    char link[64], target[256] = {};
+    std::snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+    if (readlink(link, target, sizeof target - 1) <= 0 || std::strcmp(target, "/dev/nvidia-uvm") != 0) continue;
+    mover.fd = std::atoi(entry->d_name);
+    if (!mover.migrate(probe, kBlock, true)) mover.fd = -1;
+  }
+  if (fds) closedir(fds);
+  if (mover.fd < 0) {
+    std::fprintf(stderr, "launch_contention: no /dev/nvidia-uvm file takes UVM_MIGRATE\n");
+    std::exit(1);
+  }
+  return mover;
+}
+
 double microseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
@@ -136,17 +206,20 @@ struct Moved {
 // is set once the first group has moved.
 Moved move(char* buffer, size_t bytes, const Mode& mode, Ordering& ordering, std::atomic<bool>& started,
            std::atomic<bool>& stop) {
+  const bool by_ioctl = mode.issuer == Mode::Issuer::kIoctl;
+  const UvmMover uvm = by_ioctl ? uvm_mover(buffer) : UvmMover{};
   check(cudaSetDevice(0), "cudaSetDevice");
   CUcontext context = nullptr;
   CUgreenCtx green = nullptr;
   enter_context(mode, context, green);
-  cudaStream_t stream;
-  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  cudaStream_t stream = nullptr;
+  if (!by_ioctl) check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
   Moved moved;
   const size_t blocks = bytes / kBlock;
   std::vector<void*> starts(kGroup);
   std::vector<size_t> sizes(kGroup, kBlock);
   size_t next = 0;
+  uint64_t target = 0;
   while (!stop.load()) {
     {
       std::lock_guard<std::mutex> lock(ordering.mutex);
@@ -159,12 +232,23 @@ Moved move(char* buffer, size_t bytes, const Mode& mode, Ordering& ordering, std
         check(cudaErrorUnknown, "cuStreamWaitValue64");
       moved.wait_us += microseconds(std::chrono::steady_clock::now() - began);
       moved.waits++;
+      target = ordering.written;
+    }
+    if (mode.order == Mode::Order::kWordOnCpu) {  // spun outside the lock the launching thread takes
+      const auto began = std::chrono::steady_clock::now();
+      while (*reinterpret_cast<volatile uint64_t*>(ordering.word) < target && !stop.load()) {
+      }
+      moved.wait_us += microseconds(std::chrono::steady_clock::now() - began);
     }
     for (int k = 0; k < kGroup; ++k) starts[k] = buffer + ((next + k) % blocks) * kBlock;
     next = (next + kGroup) % blocks;
     for (const bool to_gpu : {false, true}) {
       const auto began = std::chrono::steady_clock::now();
-      if (mode.batch) {
+      if (by_ioctl) {
+        for (void* start : starts)
+          if (!uvm.migrate(start, kBlock, to_gpu)) check(cudaErrorUnknown, "UVM_MIGRATE");
+        moved.calls += kGroup;
+      } else if (mode.batch) {
         cudaMemLocation where = location(to_gpu);
         size_t first = 0;
         check(cudaMemPrefetchBatchAsync(starts.data(), sizes.data(), kGroup, &where, &first, 1, 0, stream),
@@ -179,12 +263,12 @@ Moved move(char* buffer, size_t bytes, const Mode& mode, Ordering& ordering, std
       moved.bytes += double(kGroup) * kBlock;
     }
     const auto issued = std::chrono::steady_clock::now();
-    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    if (stream) check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
     moved.sync_us += microseconds(std::chrono::steady_clock::now() - issued);
     moved.groups++;
     started.store(true);
   }
-  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+  if (stream) check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   if (green)
     cuGreenCtxDestroy(green);
   else if (context)
@@ -231,7 +315,7 @@ int run(const Mode& mode, size_t bytes, int launches, long long kernel_ns) {
     const auto t = std::chrono::steady_clock::now();
     spin<<<1, 1, 0, stream>>>(kernel_ns);
     launch_us.push_back(microseconds(std::chrono::steady_clock::now() - t));
-    if (mode.order == Mode::Order::kWord && i % kGroup == 0) {
+    if ((mode.order == Mode::Order::kWord || mode.order == Mode::Order::kWordOnCpu) && i % kGroup == 0) {
       std::lock_guard<std::mutex> lock(ordering.mutex);
       if (cuStreamWriteValue64(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUdeviceptr>(ordering.word),
                                ordering.written + 1, 0) != CUDA_SUCCESS)
@@ -254,6 +338,9 @@ int run(const Mode& mode, size_t bytes, int launches, long long kernel_ns) {
   for (cudaEvent_t e : events) cudaEventDestroy(e);
   check(cudaFreeHost(ordering.word), "cudaFreeHost");
 
+  // Every byte still holds the fill: moves must not change contents.
+  bool intact = true;
+  for (size_t at = 0; at < bytes && intact; ++at) intact = buffer[at] == 1;
   std::vector<double> sorted = launch_us;
   std::sort(sorted.begin(), sorted.end());
   double sum = 0;
@@ -263,10 +350,13 @@ int run(const Mode& mode, size_t bytes, int launches, long long kernel_ns) {
               "\"launch_call_us_mean\": %.2f, \"launch_call_us_median\": %.2f, \"launch_call_us_p90\": %.2f, "
               "\"launch_call_us_p99\": %.2f, \"launch_call_us_max\": %.1f, \"migration_calls\": %ld, "
               "\"migrated_gb\": %.3f, \"migration_call_us_mean\": %.2f, \"kernel_ns\": %lld, "
-              "\"order_wait_call_us_mean\": %.2f, \"group_sync_us_mean\": %.1f}\n",
+              "\"order_wait_call_us_mean\": %.2f, \"group_sync_us_mean\": %.1f, \"mover_gb_per_s\": %.2f, "
+              "\"intact\": %s}\n",
               mode.name.c_str(), bytes, launches, total_us, sum / launches, at(0.5), at(0.9), at(0.99),
               sorted.back(), moved.calls, moved.bytes / 1e9, moved.calls ? moved.call_us / moved.calls : 0.0,
-              kernel_ns, moved.waits ? moved.wait_us / moved.waits : 0.0, moved.groups ? moved.sync_us / moved.groups : 0.0);
+              kernel_ns, moved.waits ? moved.wait_us / moved.waits : 0.0, moved.groups ? moved.sync_us / moved.groups : 0.0,
+              moved.call_us + moved.sync_us > 0 ? moved.bytes / (moved.call_us + moved.sync_us) / 1e3 : 0.0,
+              intact ? "true" : "false");
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   check(cudaFree(buffer), "cudaFree");
   return 0;
@@ -283,7 +373,7 @@ int main(int argc, char** argv) {
   if (argc < 4 || argc > 5 || kernel_ns < 0 || !mode || bytes < kGroup * kBlock || launches < 1) {
     std::fprintf(stderr,
                  "usage: launch_contention none|calls|ordered|batch|context|ordered_context|words_context|green|"
-                 "mapped_blocks|mapped_whole BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
+                 "mapped_blocks|mapped_whole|ioctl|ordered_ioctl BYTES LAUNCHES [KERNEL_NS] (BYTES >= 32 MiB)\n");
     return 2;
   }
   return run(*mode, bytes, launches, kernel_ns);
