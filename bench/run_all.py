@@ -6,6 +6,9 @@ own offload), deepum without a budget (its overhead, and the footprint: the most
 iteration touches), then every unified-memory mode at each budget, a fraction of that footprint.
 The deepum ablations run only at --ablation-budgets (they change nothing when everything fits).
 
+The UVM-path bound of the report takes the bundled calibration's migration rates, or with
+--uvm-rates PROBE a bench/migration_probe.py record's (best of the same machine, run just before).
+
 Safety: a workload whose in-memory peak is above half of the free GPU memory gets no
 unified-memory runs (deepum's fuse would refuse them anyway); keep sizes modest.
 
@@ -99,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--calibration", default="h200", help="link bandwidths for the physical limit")
     parser.add_argument("--dirty-fraction", type=float, default=1.0,
                         help="share of evicted bytes that must be copied out (physical limit; default 1)")
+    parser.add_argument("--uvm-rates", type=Path, default=None, metavar="PROBE",
+                        help="bench/migration_probe.py record (ideally of the same machine, just before) whose rates "
+                             "the UVM-path bound takes instead of the calibration's; passed to every budgeted run")
+    parser.add_argument("--uvm-call-mib", type=int, default=bounds.UVM_CALL_MIB,
+                        help="the probe's call size for --uvm-rates (default %(default)s)")
     return parser
 
 
@@ -118,6 +126,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     if not 0 <= args.dirty_fraction <= 1:
         parser.error(f"--dirty-fraction must be in [0, 1], got {args.dirty_fraction}")
     args.sizes = workload_sizes(parser, args.workloads, args.size)
+    try:
+        args.uvm_link = bounds.uvm_link(args.uvm_rates, args.uvm_call_mib) if args.uvm_rates else None
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--uvm-rates: {exc}")
     return args
 
 
@@ -263,6 +275,8 @@ def train_command(args, workload: str, mode: str, output: Path, capacity: int | 
                "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
     if reference is not None:
         command += ["--reference", str(reference)]
+    if capacity is not None and getattr(args, "uvm_rates", None):  # the sweep's option; other drivers have none
+        command += ["--uvm-rates", str(args.uvm_rates), "--uvm-call-mib", str(args.uvm_call_mib)]
     return command + (["--capacity", str(capacity)] if capacity is not None else [])
 
 
@@ -453,8 +467,10 @@ def main(argv=None) -> int:
     if args.dry_run:
         return 0
     link = physical_limit.Link.from_calibration(args.calibration)
-    records = bounds.annotate(physical_limit.annotate(load_records(args.out), link, args.dirty_fraction), link,
-                              bounds.pinned_link(), args.dirty_fraction)
+    uvm = args.uvm_link or link
+    records = bounds.annotate(physical_limit.annotate(load_records(args.out), link, args.dirty_fraction), uvm,
+                              bounds.pinned_link(), args.dirty_fraction,
+                              bounds.uvm_source(args.uvm_rates, args.calibration))
     if not records:
         print(f"no records in {args.out}", file=sys.stderr)
         return 1

@@ -422,6 +422,22 @@ def test_sweep_runs_references_probe_and_budgets(stub_train, tmp_path, capsys):
     assert "`deepum_speedup_over_um`: 2.67x" in capsys.readouterr().out   # 0.8 / 0.3
 
 
+def test_sweep_takes_the_uvm_rates_of_a_migration_probe(stub_train, tmp_path):
+    probe = tmp_path / "migration_probe.json"
+    probe.write_text('{"by_call_mib": {"16": {"in_GBps": 40.0, "out_GBps": 10.0}}}')
+    out = tmp_path / "results"
+    assert run_all.main(["--out", str(out), "--workloads", "dlrm", "--modes", "none,um", "--budgets", "0.5",
+                         "--uvm-rates", str(probe)]) == 0
+    um = json.loads((out / "dlrm_um_b0.50.json").read_text())
+    assert um["argv"][um["argv"].index("--uvm-rates") + 1] == str(probe)
+    assert "--uvm-rates" not in json.loads((out / "dlrm_none_full.json").read_text())["argv"]
+    reported = {r["run"]: r["bounds"] for r in json.loads((out / "results.json").read_text())["records"]}
+    bound = reported["dlrm_um_b0.50"]
+    assert (bound["uvm_h2d_bytes_per_s"], bound["uvm_d2h_bytes_per_s"], bound["uvm_rates"]) == (40e9, 10e9, str(probe))
+    # 2 GiB in at 40 GB/s and 2 GiB out at 10 GB/s, one at a time, over the 0.1 s in-memory step
+    assert bound["uvm_path_s"] == pytest.approx(2 * GIB / 40e9 + 2 * GIB / 10e9)
+
+
 def test_sweep_resume_keeps_successful_runs(stub_train, tmp_path, capsys):
     argv = ["--out", str(tmp_path), "--workloads", "dlrm", "--modes", "none,um", "--budgets", "0.5"]
     assert run_all.main(argv) == 0
@@ -468,6 +484,7 @@ def test_sweep_stops_when_the_native_build_fails(tmp_path, monkeypatch, capsys):
     (["--size", "gpt2=--rows 5"], "--rows not used by workload gpt2"),
     (["--size", "gpt2=--mode um"], "not a sizing flag"),
     (["--steps", "2", "--warmup", "2"], "--warmup"),
+    (["--uvm-rates", "/nonexistent/migration_probe.json"], "--uvm-rates: "),
 ])
 def test_run_all_argument_errors(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
