@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# call G: call F's tree again on the same machine, GPT-2 24L at 0.5 then BERT-Large once more. Every move of the worker through the unified-memory driver (discards and populations too:
-# UVM_DISCARD, then UVM_MIGRATE), ordered on the CPU, every lane's progress in pinned host memory,
-# published when handed over but for what follows a host-mapping command until it is done; the
-# watchdog on. BERT-Large 24L at half the footprint, direct then stock, one run each beside none.
+# call G: call F's tree again on the same machine, GPT-2 24L at 0.5, then BERT-Large once more. Every
+# move of the worker through the unified-memory driver (discards and populations too: UVM_DISCARD,
+# then UVM_MIGRATE), ordered on the CPU, every lane's progress in pinned host memory, published when
+# handed over but for what follows a host-mapping command until it is done; the watchdog on. Direct
+# then stock, one run each beside none.
 source bench/device_setup.sh
 echo '{"direct_migrations": false}' > $R/stock.json
 echo '{"direct_migrations": true}' > $R/direct.json
