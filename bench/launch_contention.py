@@ -14,9 +14,9 @@ mapped_blocks and mapped_whole (no mover: the buffer mapped from the host before
 2 MiB block or one for the whole buffer), ioctl (calls, each block moved by a synchronous UVM_MIGRATE
 on the unified-memory driver's file the CUDA driver opened: no CUDA call on the mover's thread) and
 ordered_ioctl (the same, each group after the CPU sees a pinned word the launching stream writes).
---kernel-us makes each kernel spin, so that the GPU runs
-behind the launches and the ordering waits are real. Safety: the buffer is refused above a quarter
-of the free GPU memory; nothing goes past GPU memory.
+--kernel-us makes each kernel spin, so that the GPU runs behind the launches and the ordering waits
+are real. Safety: the buffer is refused above a quarter of the free GPU memory; nothing goes past GPU
+memory.
 """
 from __future__ import annotations
 

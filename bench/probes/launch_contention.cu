@@ -20,7 +20,8 @@
 // so the mover makes no CUDA call); ordered_ioctl (the same, each group after the CPU sees a word of
 // pinned host memory the launching stream writes every 16 launches). KERNEL_NS (optional,
 // default 0): each kernel spins that long, so that the GPU runs behind the launches. The mover's ordering calls are timed too, and how long each
-// group's moves took to complete on the GPU once issued (its synchronization).
+// group's moves took to complete on the GPU once issued (its synchronization), the mover's rate, and
+// whether every byte of the buffer still holds its fill at the end (`intact`).
 // Times in microseconds; the caller (bench/launch_contention.py) keeps BYTES far under the free GPU
 // memory.
 #include <cuda.h>
@@ -31,11 +32,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <string>
