@@ -7,7 +7,11 @@ and runs its probes, each in its own process, writing one JSON record (rates in 
 - the same evictions issued from CPUs of the GPU's NUMA node and, where the host has another, of a far one;
 - an optimizer-like update (each element read and written once) migrated in and out, against the
   kernel working over the link on host-preferred memory (remote mapping);
-- a read-only pass migrated in and evicted, against a read-mostly duplicate dropped without a copy.
+- a read-only pass migrated in and evicted, against a read-mostly duplicate dropped without a copy;
+- with --uvm-calls, the evictions again as the unified-memory driver's own UVM_MIGRATE
+  (bench/probes/uvm_ioctl.hpp: no lock of the CUDA driver), and half the memory going out while the
+  other half comes in, each alone and both at once from two threads, through cudaMemPrefetchAsync and
+  through UVM_MIGRATE: does either direction's rate, or their overlap, owe to the CUDA driver?
 
     python3 bench/link_paths.py --gib 2 -o bench/results/link_paths/link_paths.json
 
@@ -87,6 +91,7 @@ def probe(binary: Path, args: list[str], cpus: set[int] | None = None) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gib", type=float, default=2.0, help="managed memory per probe, GiB")
+    parser.add_argument("--uvm-calls", action="store_true", help="also the unified-memory driver's own calls")
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
 
@@ -97,7 +102,7 @@ def main() -> int:
     near, far = numa_cpus(gpu_pci_bus_id())
     records = []
     with tempfile.TemporaryDirectory() as folder:
-        binary = build(Path(folder) / "link_paths")
+        binary = build(Path(folder) / "link_paths", libraries=("cuda",))
         for chunk in CHUNKS_MIB:
             for threads in THREADS:
                 records.append(probe(binary, ["evict-threads", str(size), str(threads), str(chunk << 20)]))
@@ -110,6 +115,13 @@ def main() -> int:
         for mode in ("remote", "read-mostly"):
             records.append(probe(binary, [mode, str(size)]))
             print(json.dumps(records[-1]), flush=True)
+        if args.uvm_calls:
+            for chunk in CHUNKS_MIB:
+                for threads in THREADS:
+                    records.append(probe(binary, ["evict-threads-uvm", str(size), str(threads), str(chunk << 20)]))
+                    print(json.dumps(records[-1]), flush=True)
+                records.append(probe(binary, ["in-and-out", str(size), str(chunk << 20)]))
+                print(json.dumps(records[-1]), flush=True)
     write_record(args.output, torch, numa_node_cpus={"near": sorted(near) if near else None,
                                                      "far": sorted(far) if far else None}, records=records)
     return 0

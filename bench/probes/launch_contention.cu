@@ -27,10 +27,6 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <dirent.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -42,6 +38,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "uvm_ioctl.hpp"
 
 namespace {
 
@@ -125,66 +123,6 @@ void enter_context(const Mode& mode, CUcontext& context, CUgreenCtx& green) {
   }
 }
 
-// UVM_MIGRATE of the unified-memory driver (kernel-open/nvidia-uvm/uvm_ioctl.h, unchanged from the 555 to
-// the 595 series): the ioctl's number is the command itself on Linux.
-constexpr unsigned long kUvmMigrate = 51;
-struct UvmMigrateParams {
-  uint64_t base;
-  uint64_t length;
-  uint8_t destination_uuid[16];
-  uint32_t flags;  // 0: synchronous, returns once copied and mapped
-  uint64_t semaphore_address;
-  uint32_t semaphore_payload;
-  int32_t cpu_numa_node;  // -1: any
-  uint64_t user_space_start;
-  uint64_t user_space_length;
-  uint32_t rm_status;  // 0: NV_OK
-};
-static_assert(sizeof(UvmMigrateParams) == 80, "UVM_MIGRATE_PARAMS layout");
-
-// The driver's identifier of the CPU as a migration's destination (NV_PROCESSOR_UUID_CPU_DEFAULT).
-constexpr uint8_t kCpuUuid[16] = {0xa6, 0x5e, 0x0f, 0x4e, 0xd7, 0xd4, 0x7b, 0xa2,
-                                  0x50, 0x47, 0x41, 0x2c, 0x14, 0x2a, 0x77, 0x73};
-
-struct UvmMover {
-  int fd = -1;
-  uint8_t gpu_uuid[16] = {};
-
-  bool migrate(const void* start, size_t bytes, bool to_gpu) const {
-    UvmMigrateParams p{};
-    p.base = reinterpret_cast<uint64_t>(start);
-    p.length = bytes;
-    std::memcpy(p.destination_uuid, to_gpu ? gpu_uuid : kCpuUuid, 16);
-    p.cpu_numa_node = -1;
-    return ioctl(fd, kUvmMigrate, &p) == 0 && p.rm_status == 0;
-  }
-};
-
-// The file of /dev/nvidia-uvm through which the CUDA driver manages this process's managed memory:
-// the one on which a migration of `probe` (already on the GPU) succeeds. Exits where none does.
-UvmMover uvm_mover(const void* probe) {
-  UvmMover mover;
-  CUuuid uuid;
-  if (cuDeviceGetUuid(&uuid, 0) != CUDA_SUCCESS) check(cudaErrorUnknown, "cuDeviceGetUuid");
-  std::memcpy(mover.gpu_uuid, uuid.bytes, 16);
-  DIR* fds = opendir("/proc/self/fd");
-  while (fds && mover.fd < 0) {
-    const dirent* entry = readdir(fds);
-    if (!entry) break;
-    char link[64], target[256] = {};
-    std::snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
-    if (readlink(link, target, sizeof target - 1) <= 0 || std::strcmp(target, "/dev/nvidia-uvm") != 0) continue;
-    mover.fd = std::atoi(entry->d_name);
-    if (!mover.migrate(probe, kBlock, true)) mover.fd = -1;
-  }
-  if (fds) closedir(fds);
-  if (mover.fd < 0) {
-    std::fprintf(stderr, "launch_contention: no /dev/nvidia-uvm file takes UVM_MIGRATE\n");
-    std::exit(1);
-  }
-  return mover;
-}
-
 double microseconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double, std::micro>(d).count();
 }
@@ -208,7 +146,7 @@ struct Moved {
 Moved move(char* buffer, size_t bytes, const Mode& mode, Ordering& ordering, std::atomic<bool>& started,
            std::atomic<bool>& stop) {
   const bool by_ioctl = mode.issuer == Mode::Issuer::kIoctl;
-  const UvmMover uvm = by_ioctl ? uvm_mover(buffer) : UvmMover{};
+  const uvm_ioctl::File uvm = by_ioctl ? uvm_ioctl::find_file(buffer, kBlock, "launch_contention") : uvm_ioctl::File{};
   check(cudaSetDevice(0), "cudaSetDevice");
   CUcontext context = nullptr;
   CUgreenCtx green = nullptr;

@@ -11,11 +11,20 @@
 //   link_paths read-mostly BYTES                  a read-only pass (the parameters' pattern): migrated in
 //                                                 and evicted back, against a read-mostly duplicate
 //                                                 dropped by a prefetch to the host
+//   link_paths evict-threads-uvm BYTES THREADS CHUNK  as evict-threads, each call the unified-memory
+//                                                 driver's own UVM_MIGRATE (uvm_ioctl.hpp), which takes
+//                                                 no lock of the CUDA driver
+//   link_paths in-and-out BYTES CHUNK             half of BYTES evicted and the other half brought in
+//                                                 from the host, each alone and then both at once from
+//                                                 two threads, in calls of CHUNK bytes: through
+//                                                 cudaMemPrefetchAsync and through UVM_MIGRATE (do the
+//                                                 two directions share the link or overlap?)
 //
 // Times in seconds, rates in GB/s (1e9 bytes). The caller (bench/link_paths.py) keeps BYTES far under
 // the free GPU memory.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +32,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "uvm_ioctl.hpp"
 
 namespace {
 
@@ -79,37 +90,87 @@ void prefetch(void* p, size_t bytes, cudaMemLocation to, cudaStream_t stream = 0
   check(cudaMemPrefetchAsync(p, bytes, to, 0, stream), "cudaMemPrefetchAsync");
 }
 
-// Evicts [base, base + bytes) with `threads` threads, each its own stream and range; seconds taken.
-double evict_with_threads(char* base, size_t bytes, int threads, size_t chunk) {
+// Moves [base, base + bytes) in calls of `chunk` bytes on this thread, to the GPU or the host: through
+// the unified-memory driver's own call with `uvm`, else with cudaMemPrefetchAsync on a stream of its own.
+void move_range(char* base, size_t bytes, size_t chunk, bool to_gpu, const uvm_ioctl::File* uvm) {
+  if (uvm) {
+    for (size_t off = 0; off < bytes; off += chunk)
+      if (!uvm->migrate(base + off, chunk, to_gpu)) check(cudaErrorUnknown, "UVM_MIGRATE");
+    return;
+  }
+  check(cudaSetDevice(0), "cudaSetDevice");
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  for (size_t off = 0; off < bytes; off += chunk) prefetch(base + off, chunk, to_gpu ? gpu_location() : host_location(), stream);
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  check(cudaStreamDestroy(stream), "cudaStreamDestroy");
+}
+
+// Evicts [base, base + bytes) with `threads` threads, each its own range; seconds taken.
+double evict_with_threads(char* base, size_t bytes, int threads, size_t chunk, const uvm_ioctl::File* uvm) {
   const size_t share = bytes / threads / chunk * chunk;
   std::vector<std::thread> workers;
   const auto began = std::chrono::steady_clock::now();
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([=] {
-      check(cudaSetDevice(0), "cudaSetDevice");
-      cudaStream_t stream;
-      check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      for (size_t off = 0; off < share; off += chunk) prefetch(base + t * share + off, chunk, host_location(), stream);
-      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      check(cudaStreamDestroy(stream), "cudaStreamDestroy");
-    });
-  }
+  for (int t = 0; t < threads; ++t) workers.emplace_back([=] { move_range(base + t * share, share, chunk, false, uvm); });
   for (auto& w : workers) w.join();
   return seconds_of(began);
 }
 
-int evict_threads(size_t bytes, int threads, size_t chunk) {
+int evict_threads(size_t bytes, int threads, size_t chunk, bool by_uvm) {
   bytes = bytes / (size_t(threads) * chunk) * (size_t(threads) * chunk);
   char* p = nullptr;
   check(cudaMallocManaged(&p, bytes), "cudaMallocManaged");
   fill_on_gpu(p, bytes);
-  const double first = evict_with_threads(p, bytes, threads, chunk);
+  const uvm_ioctl::File file = by_uvm ? uvm_ioctl::find_file(p, bytes, "link_paths") : uvm_ioctl::File{};
+  const uvm_ioctl::File* uvm = by_uvm ? &file : nullptr;
+  const double first = evict_with_threads(p, bytes, threads, chunk, uvm);
   prefetch(p, bytes, gpu_location());
   check(cudaDeviceSynchronize(), "prefetch back");
-  const double again = evict_with_threads(p, bytes, threads, chunk);
-  std::printf("{\"mode\": \"evict-threads\", \"bytes\": %zu, \"threads\": %d, \"chunk\": %zu, "
+  const double again = evict_with_threads(p, bytes, threads, chunk, uvm);
+  std::printf("{\"mode\": \"%s\", \"bytes\": %zu, \"threads\": %d, \"chunk\": %zu, "
               "\"first_s\": %.6f, \"first_gbps\": %.3f, \"again_s\": %.6f, \"again_gbps\": %.3f}\n",
-              bytes, threads, chunk, first, bytes / first / 1e9, again, bytes / again / 1e9);
+              by_uvm ? "evict-threads-uvm" : "evict-threads", bytes, threads, chunk, first, bytes / first / 1e9, again,
+              bytes / again / 1e9);
+  check(cudaFree(p), "cudaFree");
+  return 0;
+}
+
+// Half of `bytes` on the GPU goes out while the other half, on the host, comes in: each alone, then
+// both at once from two threads; seconds, by cudaMemPrefetchAsync and by UVM_MIGRATE.
+int in_and_out(size_t bytes, size_t chunk) {
+  const size_t half = bytes / 2 / chunk * chunk;
+  char* p = nullptr;
+  check(cudaMallocManaged(&p, 2 * half), "cudaMallocManaged");
+  fill_on_gpu(p, 2 * half);
+  char* out = p;          // starts on the GPU, evicted
+  char* in = p + half;    // starts on the host, brought in
+  const uvm_ioctl::File file = uvm_ioctl::find_file(p, 2 * half, "link_paths");
+  const auto reset = [&] {
+    prefetch(out, half, gpu_location());
+    prefetch(in, half, host_location());
+    check(cudaDeviceSynchronize(), "reset");
+  };
+  std::printf("{\"mode\": \"in-and-out\", \"bytes\": %zu, \"chunk\": %zu", 2 * half, chunk);
+  for (const uvm_ioctl::File* uvm : {static_cast<const uvm_ioctl::File*>(nullptr), &file}) {
+    const char* path = uvm ? "uvm" : "cuda";
+    reset();
+    auto began = std::chrono::steady_clock::now();
+    move_range(out, half, chunk, false, uvm);
+    const double out_s = seconds_of(began);
+    began = std::chrono::steady_clock::now();
+    move_range(in, half, chunk, true, uvm);
+    const double in_s = seconds_of(began);
+    reset();
+    began = std::chrono::steady_clock::now();
+    std::thread evicting([=] { move_range(out, half, chunk, false, uvm); });
+    move_range(in, half, chunk, true, uvm);
+    evicting.join();
+    const double both_s = seconds_of(began);
+    std::printf(", \"%s_out_s\": %.6f, \"%s_in_s\": %.6f, \"%s_both_s\": %.6f, \"%s_both_over_sum\": %.3f, "
+                "\"%s_both_over_max\": %.3f", path, out_s, path, in_s, path, both_s, path, both_s / (out_s + in_s), path,
+                both_s / std::max(out_s, in_s));
+  }
+  std::printf("}\n");
   check(cudaFree(p), "cudaFree");
   return 0;
 }
@@ -187,10 +248,12 @@ int read_mostly(size_t bytes) {
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const size_t bytes = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 0;
-  if (mode == "evict-threads" && argc == 5 && bytes)
-    return evict_threads(bytes, std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10));
+  if ((mode == "evict-threads" || mode == "evict-threads-uvm") && argc == 5 && bytes)
+    return evict_threads(bytes, std::atoi(argv[3]), std::strtoull(argv[4], nullptr, 10), mode == "evict-threads-uvm");
+  if (mode == "in-and-out" && argc == 4 && bytes) return in_and_out(bytes, std::strtoull(argv[3], nullptr, 10));
   if (mode == "remote" && argc == 3 && bytes) return remote(bytes);
   if (mode == "read-mostly" && argc == 3 && bytes) return read_mostly(bytes);
-  std::fprintf(stderr, "usage: link_paths evict-threads BYTES THREADS CHUNK | remote BYTES | read-mostly BYTES\n");
+  std::fprintf(stderr, "usage: link_paths evict-threads|evict-threads-uvm BYTES THREADS CHUNK | remote BYTES | "
+                       "read-mostly BYTES | in-and-out BYTES CHUNK\n");
   return 2;
 }
