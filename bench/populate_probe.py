@@ -67,15 +67,11 @@ def main() -> int:
         uuid = check(driver.cuDeviceGetUuid(check(driver.cuDeviceGet(0))))
         uvm = UvmFile(bytes(uuid.bytes))
 
-    def uvm_drop():
+    def uvm_discard(to_gpu: bool):
+        """discard(), through the unified-memory driver: UVM_DISCARD, then UVM_MIGRATE."""
         for start in starts:
-            if not (uvm.discard(start, chunk) and uvm.migrate(start, chunk, False)):
-                raise RuntimeError("the unified-memory driver refused a discard")
-
-    def uvm_populate():
-        for start in starts:
-            if not (uvm.discard(start, chunk) and uvm.migrate(start, chunk, True)):
-                raise RuntimeError("the unified-memory driver refused a population")
+            if not (uvm.discard(start, chunk) and uvm.migrate(start, chunk, to_gpu)):
+                raise RuntimeError(f"the unified-memory driver refused a discard to the {'GPU' if to_gpu else 'host'}")
 
     def write():
         for start in starts:
@@ -104,10 +100,10 @@ def main() -> int:
     }
     if uvm:
         cases.update({
-            "uvm_drop": (lambda: None, uvm_drop),
-            "uvm_discarded": (uvm_drop, lambda: prefetch(gpu)),
-            "uvm_populate": (lambda: prefetch(host), uvm_populate),
-            "uvm_discarded_populate": (uvm_drop, uvm_populate),
+            "uvm_drop": (lambda: None, lambda: uvm_discard(False)),
+            "uvm_discarded": (lambda: uvm_discard(False), lambda: prefetch(gpu)),
+            "uvm_populate": (lambda: prefetch(host), lambda: uvm_discard(True)),
+            "uvm_discarded_populate": (lambda: uvm_discard(False), lambda: uvm_discard(True)),
         })
     rows = {}
     for name, (prepare, work) in cases.items():

@@ -275,9 +275,14 @@ def train_command(args, workload: str, mode: str, output: Path, capacity: int | 
                "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
     if reference is not None:
         command += ["--reference", str(reference)]
-    if capacity is not None and getattr(args, "uvm_rates", None):  # the sweep's option; other drivers have none
-        command += ["--uvm-rates", str(args.uvm_rates), "--uvm-call-mib", str(args.uvm_call_mib)]
-    return command + (["--capacity", str(capacity)] if capacity is not None else [])
+    return command + (["--capacity", str(capacity), *uvm_rate_flags(args)] if capacity is not None else [])
+
+
+def uvm_rate_flags(args) -> list[str]:
+    """train.py's flags for the sweep's --uvm-rates (the UVM-path bound at a migration probe's rates);
+    none without it, or for the drivers built on run_one and train_command that have no such option."""
+    probe = getattr(args, "uvm_rates", None)
+    return ["--uvm-rates", str(probe), "--uvm-call-mib", str(args.uvm_call_mib)] if probe else []
 
 
 def in_memory_reference(args, workload: str) -> Path | None:
