@@ -16,19 +16,33 @@ enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard, kMapHost, kMap
 
 // The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
 // and populations (no copy) have their own lane so that they never queue behind copies: allocations
-// of the memory wait for them, and kernels for the populated blocks.
-enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2 };
-constexpr int kLanes = 3;
-constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded};
+// of the memory wait for them, and kernels for the populated blocks. Evictions have theirs, which
+// threads of their own may serve instead of a stream (eviction_pool.hpp); host mappings (advice, then
+// a copy out) go to the host on kToHost.
+enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2, kEvicted = 3 };
+constexpr int kLanes = 4;
+constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded, kEvicted};
 inline Lane lane_of(Op op) {
   if (op == Op::kPrefetch) return kToGpu;
-  return op == Op::kEvict || op == Op::kMapHost || op == Op::kMapGpu ? kToHost : kDiscarded;
+  if (op == Op::kEvict) return kEvicted;
+  return op == Op::kMapHost || op == Op::kMapGpu ? kToHost : kDiscarded;
 }
 
+class HostWords;
+// A point in a launching stream's work that the CPU sees (stream_marks.hpp): word `index` of `words`
+// reaches `value` once the work launched on the stream before it has completed.
+struct Mark {
+  const HostWords* words;
+  size_t index;
+  uint64_t value;
+};
+
 // The GPU work a command runs after: one event per stream, recorded when the command was decided (the
-// launching stream, and for a discard also the streams that last used the block's memory).
+// launching stream, and for a discard also the streams that last used the block's memory); for an
+// eviction served by the eviction threads, also a mark per stream.
 struct After {
   std::vector<std::shared_ptr<CUevent_st>> events;
+  std::vector<Mark> marks;
 };
 
 struct Command {

@@ -26,6 +26,7 @@
 #include "event_pool.hpp"
 #include "fault_injection.hpp"
 #include "policy.hpp"
+#include "stream_marks.hpp"
 #include "units.hpp"
 #include "worker.hpp"
 
@@ -37,7 +38,7 @@ class Engine : private MemoryFacts {
          Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, memory, counters, timeline) {
+        worker_(device, options.eviction_threads, memory, counters, timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -56,7 +57,7 @@ class Engine : private MemoryFacts {
     release_freed();
     discard_users_.clear();
     to_policy(numbers.data(), numbers.size(), true);
-    uint64_t need[kLanes] = {0, 0, 0};  // per lane: the latest command of one of the kernel's blocks
+    uint64_t need[kLanes] = {};  // per lane: the latest command of one of the kernel's blocks
     for (Block b : blocks_) {
       const Lanes& s = lanes_[policy_.number(b)];
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
@@ -152,7 +153,7 @@ class Engine : private MemoryFacts {
  private:
   struct Lanes {                         // a block's commands
     Lane last = kToGpu;                  // lane of its latest command
-    uint64_t moved[kLanes] = {0, 0, 0};  // per lane: the number of its latest command there (0: none)
+    uint64_t moved[kLanes] = {};  // per lane: the number of its latest command there (0: none)
   };
 
   // The policy's questions, answered by the memory map under its lock. A block whose segment is gone
@@ -282,7 +283,9 @@ class Engine : private MemoryFacts {
         }
     }
     if (commands.empty()) return;
-    const std::shared_ptr<const After> after = work_before({stream});
+    const bool marked = worker_.evicts_from_threads() &&
+                        std::any_of(commands.begin(), commands.end(), [](const Command& c) { return c.op == Op::kEvict; });
+    const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked);
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
     if (!discard_users_.empty()) discards_after = work_before(discard_users_, after);
@@ -294,13 +297,22 @@ class Engine : private MemoryFacts {
     worker_.submit(std::move(commands));
   }
 
-  // The work queued now on each of `streams`, beside the events of `also`. Fails closed: the work of
-  // a stream no event can be recorded on is waited for by the CPU now.
+  // The work queued now on each of `streams`, beside the events of `also`; `marked`: also as marks
+  // (for the eviction threads). Fails closed: the work of a stream no event or mark can be recorded on
+  // is waited for by the CPU now.
   std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams,
-                                           const std::shared_ptr<const After>& also = nullptr) {
+                                           const std::shared_ptr<const After>& also = nullptr, bool marked = false) {
     auto after = std::make_shared<After>();
     if (also) after->events = also->events;
     for (CUstream s : streams) {
+      if (marked) {
+        Mark mark{};
+        if (!marks_.mark(s, mark)) {
+          counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
+          continue;
+        }
+        after->marks.push_back(mark);
+      }
       std::shared_ptr<CUevent_st> event;
       if (!counters_.driver_ok(events_->take(event), "cuEventCreate")) {
         counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
@@ -357,9 +369,10 @@ class Engine : private MemoryFacts {
   std::vector<uint8_t> fresh_;                  // of each: it received an allocation since the launch before
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
   std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
-  uint64_t lane_seq_[kLanes] = {0, 0, 0};       // commands numbered so far on each lane
+  uint64_t lane_seq_[kLanes] = {};     // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
   const std::shared_ptr<EventPool> events_ = EventPool::make();  // the events work_before records
+  StreamMarks marks_;  // the marks work_before writes
   Worker worker_;
 };
 

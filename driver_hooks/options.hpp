@@ -28,6 +28,7 @@ struct Options {
   size_t wake_percent = 0;         // the engine sleeps until the managed segments pass this share of the capacity
   bool populate_segments = false;  // deepum: while asleep, a new managed segment is populated on the GPU when made
   bool prefetch = true, pre_evict = true, invalidate = true;
+  size_t eviction_threads = 0;     // online engine: threads evicting through the unified-memory driver
 };
 
 // Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the

@@ -10,6 +10,9 @@
 // commands of its own blocks (engine.hpp), so a kernel runs on data in place instead of faulting on
 // it while it is still moving. A wait only ever names a write already enqueued (as an event wait
 // names a recorded event), so no stream can wait on work that a blocked thread has yet to issue.
+// The exception is the eviction lane when eviction threads serve it (eviction_pool.hpp): they make
+// no CUDA call, so a stream may wait for evictions they have yet to issue; the lanes' progress words
+// are then in pinned host memory, where those threads read them.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -29,53 +32,62 @@
 
 #include "commands.hpp"
 #include "counters.hpp"
+#include "engine_memory.hpp"
+#include "eviction_pool.hpp"
 #include "fault_injection.hpp"
+#include "host_words.hpp"
 #include "memory_map.hpp"
 #include "timeline.hpp"
 
 namespace deepum {
 
-// The completion of an issued discard: allocations of its memory wait for it.
-using DiscardEvent = std::shared_ptr<CUevent_st>;
-
-// An allocation's stream waits for a discard of its memory (MemoryMap's wait); if the stream cannot be
-// made to wait, the CPU waits for the discard before the memory is handed out.
-inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
-  const auto event = reinterpret_cast<cudaEvent_t>(done.get());
-  if (DEEPUM_GUARDED(cudaStreamWaitEvent(stream, event, 0), cudaErrorUnknown) != cudaSuccess) {
-    cudaGetLastError();
-    cudaEventSynchronize(event);
-  }
-}
-
-// The memory map of the engine and its worker: CUDA streams and discard events.
-using EngineMemory = MemoryMap<cudaStream_t, DiscardEvent>;
-
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  Worker(int device, EngineMemory& memory, Counters& counters, Timeline& timeline)
-      : device_(device), memory_(memory), counters_(counters), timeline_(timeline), done_(allocate_done_words(device)),
-        thread_([this] { run(); }) {}
+  // eviction_threads: threads that serve the eviction lane (eviction_pool.hpp); 0, or where they
+  // cannot run, the lane is a stream of the worker's like the others.
+  Worker(int device, size_t eviction_threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
+      : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
+    cudaSetDevice(device);
+    cudaFree(nullptr);  // the primary context, current on this thread
+    if (eviction_threads) start_eviction_pool(eviction_threads);
+    if (!host_words_ && !allocate_done_words())
+      throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
+    thread_ = std::thread([this] { run(); });
+  }
   ~Worker() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_one();
-    thread_.join();
+    thread_.join();  // the eviction threads go on meanwhile: the worker's streams may wait for them
+    eviction_pool_.reset();
     cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
-    cuMemFree(done_);
+    if (done_) cuMemFree(done_);
   }
   // GPU address of the word holding the last command completed on `lane`.
-  CUdeviceptr done_word(Lane lane) const { return done_ + lane * sizeof(uint64_t); }
-  // The last command on `lane` whose completion write is enqueued: the most a stream may wait for.
-  uint64_t published(Lane lane) const { return published_[lane].load(std::memory_order_acquire); }
+  CUdeviceptr done_word(Lane lane) const {
+    if (lane == kEvicted && eviction_pool_) return eviction_pool_->done_word();
+    return host_words_ ? host_words_->device(lane) : done_ + lane * sizeof(uint64_t);
+  }
+  // The last command on `lane` whose completion write is enqueued, or for eviction threads the last
+  // handed to them: the most a stream may wait for.
+  uint64_t published(Lane lane) const {
+    if (lane == kEvicted && eviction_pool_) return eviction_pool_->published();
+    return published_[lane].load(std::memory_order_acquire);
+  }
+  // Whether eviction threads serve the eviction lane: its commands then need marks (stream_marks.hpp).
+  bool evicts_from_threads() const { return eviction_pool_ != nullptr; }
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& c : commands) queue_.push_back(c);
+      for (auto& c : commands)
+        if (c.op == Op::kEvict && eviction_pool_)
+          eviction_pool_->submit(c);
+        else
+          queue_.push_back(c);
     }
     wake_.notify_one();
   }
@@ -86,6 +98,7 @@ class Worker {
     lock.unlock();
     for (cudaStream_t stream : streams_)
       if (stream) cudaStreamSynchronize(stream);
+    if (eviction_pool_) eviction_pool_->drain();
   }
 
  private:
@@ -117,14 +130,26 @@ class Worker {
     }
   }
 
-  static CUdeviceptr allocate_done_words(int device) {
-    cudaSetDevice(device);
-    cudaFree(nullptr);  // the primary context, current on this thread
-    CUdeviceptr words = 0;
-    if (cuMemAlloc(&words, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS ||
-        cuMemsetD8(words, 0, kLanes * sizeof(uint64_t)) != CUDA_SUCCESS)
-      throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
-    return words;
+  bool allocate_done_words() {
+    return cuMemAlloc(&done_, kLanes * sizeof(uint64_t)) == CUDA_SUCCESS &&
+           cuMemsetD8(done_, 0, kLanes * sizeof(uint64_t)) == CUDA_SUCCESS;
+  }
+
+  // The eviction threads, with the lanes' progress words in pinned host memory where they read them;
+  // where either cannot be had, the failure is noted and the worker serves the lane.
+  void start_eviction_pool(size_t threads) {
+    auto words = std::make_unique<HostWords>(kLanes);
+    if (!words->ok()) {
+      counters_.note_failure("eviction threads", "no pinned host memory for the progress words");
+      return;
+    }
+    auto pool = std::make_unique<EvictionPool>(device_, threads, memory_, *words, counters_, timeline_);
+    if (!pool->ok()) {
+      counters_.note_failure("eviction threads", "the GPU's identity or the pool's progress word is missing");
+      return;
+    }
+    host_words_ = std::move(words);
+    eviction_pool_ = std::move(pool);
   }
 
   // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
@@ -147,7 +172,7 @@ class Worker {
             cuEventSynchronize(event.get());
         after_waited_[lane] = first.after;
       }
-      uint64_t need[kLanes] = {0, 0, 0};
+      uint64_t need[kLanes] = {};
       for (size_t k = i; k < j; ++k) need[batch[k].wait_lane] = std::max(need[batch[k].wait_lane], batch[k].wait);
       for (const Lane other : kAllLanes) {
         // Issued earlier by this thread (unless its write failed): never a wait on work yet to come.
@@ -157,6 +182,8 @@ class Worker {
                                                CUDA_ERROR_UNKNOWN),
                                 "wait for another lane"))
           counters_.lane_waits++;
+        else if (other == kEvicted && eviction_pool_)
+          eviction_pool_->wait_done(target);  // fails closed: on the CPU, for evictions that make no CUDA call
         else
           cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
         lane_waited_[lane][other] = target;
@@ -316,9 +343,11 @@ class Worker {
   EngineMemory& memory_;
   Counters& counters_;
   Timeline& timeline_;
-  CUdeviceptr done_;  // kLanes words: the last command completed on each lane
-  std::atomic<uint64_t> published_[kLanes] = {0, 0, 0};  // per lane: the last command whose write is enqueued
-  cudaStream_t streams_[kLanes] = {nullptr, nullptr, nullptr};
+  CUdeviceptr done_ = 0;  // kLanes words: the last command completed on each lane (GPU memory), or
+  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with eviction threads
+  std::unique_ptr<EvictionPool> eviction_pool_;
+  std::atomic<uint64_t> published_[kLanes] = {};  // per lane: the last command whose write is enqueued
+  cudaStream_t streams_[kLanes] = {};
   cudaMemLocation gpu_{}, host_{};
   std::shared_ptr<const After> after_waited_[kLanes];  // the last work each lane waits for
   uint64_t lane_waited_[kLanes][kLanes] = {};  // [lane][other]: the other lane's progress it already waits for

@@ -205,7 +205,14 @@ def case_side_stream(mode: str, how: str) -> dict:
             "side_busy_after_pressure": side_busy_after_pressure, "stats": deepum.stats()}
 
 
-def case_two_threads(mode: str) -> dict:
+def _config(eviction_threads: str):
+    """The config of a case: the default, with `eviction_threads` threads evicting ("0": none)."""
+    import deepum
+
+    return deepum.DeepUMConfig(eviction_threads=int(eviction_threads))
+
+
+def case_two_threads(mode: str, eviction_threads: str = "0") -> dict:
     """Two threads launch on two streams: one reads a freshly freed tensor on its stream behind a GPU
     sleep, round after round, and checks the copy; the other presses the budget on its own stream
     meanwhile. Every check exact."""
@@ -215,7 +222,7 @@ def case_two_threads(mode: str) -> dict:
 
     import deepum
 
-    deepum.enable(mode, capacity=CAPACITY, max_managed_bytes=FUSE)
+    deepum.enable(mode, capacity=CAPACITY, max_managed_bytes=FUSE, config=_config(eviction_threads))
     words, rounds = SIDE_BYTES // 4, 10
     reader_done = threading.Event()
     outcome: dict = {}
@@ -296,12 +303,15 @@ def case_graph_replays(mode: str) -> dict:
             "stats": deepum.stats()}
 
 
-def case_train(mode: str, compile_mode: str = "", record: str = "", profile: str = "", disable: str = "1") -> dict:
+def case_train(mode: str, compile_mode: str = "", record: str = "", profile: str = "", disable: str = "1",
+               eviction_threads: str = "0") -> dict:
     """_train under TRAIN_CAPACITY (compile_mode: a torch.compile mode; record: a trace path; profile="1":
-    torch.profiler around PROFILED_STEPS; disable="0": the process exits with deepum still enabled)."""
+    torch.profiler around PROFILED_STEPS; disable="0": the process exits with deepum still enabled;
+    eviction_threads: the config's)."""
     import deepum
 
-    deepum.enable(mode, capacity=TRAIN_CAPACITY, max_managed_bytes=FUSE, record=record or None)
+    deepum.enable(mode, capacity=TRAIN_CAPACITY, max_managed_bytes=FUSE, record=record or None,
+                  config=_config(eviction_threads))
     profiler = _ProfileSteps(*PROFILED_STEPS) if profile == "1" else None
     result = _train(compile_mode=compile_mode, on_step=profiler)
     if profiler is not None:
@@ -616,9 +626,11 @@ def test_side_stream_read_of_a_freed_tensor_survives_default_stream_pressure(all
         assert stats["discard_bytes"] + stats["populate_bytes"] > 0, _migrations(stats)
 
 
-def test_two_threads_on_two_streams_keep_every_copy_exact(allocator_built):
-    """a3: a thread reading freed tensors behind GPU sleeps while another presses the budget."""
-    result, _ = run_case("two_threads", mode="deepum")
+@pytest.mark.parametrize("eviction_threads", ["0", "4"])
+def test_two_threads_on_two_streams_keep_every_copy_exact(allocator_built, eviction_threads):
+    """a3: a thread reading freed tensors behind GPU sleeps while another presses the budget; the
+    evictions through the CUDA driver, or from threads of their own."""
+    result, _ = run_case("two_threads", mode="deepum", eviction_threads=eviction_threads)
     assert "reader_error" not in result and "presser_error" not in result, result
     assert result["reader_exact"] == [True] * 10 and result["pressure_exact"] and result["pressure_rounds"] >= 2
     stats = result["stats"]
@@ -660,6 +672,18 @@ def test_compiled_training_under_a_budget_equals_plain_compiled(allocator_built,
     assert recorded.num_kernels > 0
     if compile_mode == "default":
         assert any(name.startswith("triton") for name in names), sorted(names)[:40]
+
+
+def test_eviction_threads_keep_training_exact(allocator_built, plain_training):
+    """Training under a budget with four threads evicting through the unified-memory driver equals
+    mode none; they did the evictions, and the driver refused none."""
+    managed, _ = run_case("train", mode="deepum", eviction_threads="4")
+    stats = managed["stats"]
+    assert_budget_pressed(stats)
+    assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
+    assert stats["direct_eviction_refusals"] == 0 and stats["direct_eviction_wait_ns"] > 0, _migrations(stats)
+    assert managed["losses"] == plain_training["losses"]
+    assert managed["digest"] == plain_training["digest"]
 
 
 def test_injected_cuda_failures_keep_training_exact(allocator_built, plain_training):

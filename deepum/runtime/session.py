@@ -470,7 +470,8 @@ def stats() -> dict:
       ``worker_map_ns``: CPU time the worker thread spent issuing prefetches, evictions, discards,
       populations and host-mapping advice (with the copy out of a mapped block's resident pages). A
       migration to the host returns only once its copies are done and its pages are mapped on the host,
-      so ``worker_evict_ns`` is the time evictions held the worker.
+      so ``worker_evict_ns`` is the time evictions held the worker; with eviction threads, the sum of
+      their time in the driver's evictions (threads side by side count each).
     - ``launches_without_arguments``: launches whose arguments could not be read (no accesses).
     - ``tensor_list_launches``: launches of PyTorch's foreach and fused-optimizer kernels whose tensor
       list was read slot by slot, only the tensors the launch's blocks use counted as accesses.
@@ -513,6 +514,9 @@ def stats() -> dict:
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
       launches that needed a migration not yet issued (they may fault instead).
     - ``lane_waits``: waits of one migration stream for another's progress.
+    - ``direct_eviction_refusals``: evictions the eviction threads (``eviction_threads``) issued and the
+      unified-memory driver refused (the blocks stayed where they were); ``direct_eviction_wait_ns``:
+      the threads' time waiting on the CPU for the work each eviction runs after, in nanoseconds.
     - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to a copy
       or a synchronization), the text of the last. ``injected_failures``: of those, the ones failed on
       purpose by the fault-injection build (environment variable DEEPUM_INJECT_FAULTS=N at first use).
@@ -593,7 +597,8 @@ def _attribution_counts() -> dict:
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes",
                   "segment_populate_bytes", "host_map_bytes", "launch_driver_ns",
                   "host_unmap_bytes", "prefetch_calls",
-                  "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits", "hook_ns",
+                  "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits",
+                  "direct_eviction_refusals", "direct_eviction_wait_ns", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
                   "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",

@@ -1,0 +1,212 @@
+// Evictions from threads of their own, each a synchronous UVM_MIGRATE to the host (uvm_ioctl.hpp).
+// Through the CUDA driver, evictions run one at a time whatever the threads issuing them; through the
+// unified-memory driver they run side by side, so several threads move more bytes out per second
+// (docs/results.md). The pool serves the eviction lane (commands.hpp) in the worker's place.
+//
+// No call of these threads goes through the CUDA driver: the worker's calls and the kernel launches
+// may hold its lock while a stream waits for an eviction, so an eviction that needed the lock could
+// never come. A thread waits on the CPU for what its command runs after, as words of pinned memory:
+// the marks of the launching streams (stream_marks.hpp) and the other lanes' progress, which the
+// worker's streams write there. Commands are published when handed over, so a kernel may wait for an
+// eviction not yet issued. That cannot deadlock: a command runs after work launched before it was
+// decided and after commands decided before it, the threads take commands in the order they were
+// decided, and none of them waits for the CUDA driver; so the earliest command not done can always go.
+//
+// A migration never changes what memory holds: an eviction the driver refuses, or one left out when
+// the pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
+#pragma once
+#include <cuda.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "commands.hpp"
+#include "counters.hpp"
+#include "engine_memory.hpp"
+#include "host_words.hpp"
+#include "timeline.hpp"
+#include "uvm_ioctl.hpp"
+
+namespace deepum {
+
+class EvictionPool {
+ public:
+  static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
+
+  // `threads` threads evict the blocks of `memory` from `device`; `lane_words`: the worker's lanes'
+  // progress (word per lane, kEvicted's unused). ok() is false where the pool cannot run: the worker
+  // then serves the lane on a stream.
+  EvictionPool(int device, size_t threads, const EngineMemory& memory, const HostWords& lane_words,
+               Counters& counters, Timeline& timeline)
+      : memory_(memory), lane_words_(lane_words), counters_(counters), timeline_(timeline) {
+    CUdevice dev;
+    CUuuid uuid;
+    if (!done_.ok() || cuDeviceGet(&dev, device) != CUDA_SUCCESS || cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) return;
+    std::memcpy(gpu_uuid_, uuid.bytes, sizeof gpu_uuid_);
+    for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
+  }
+  ~EvictionPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+
+  bool ok() const { return !threads_.empty(); }
+  // GPU address of the word holding the last eviction such that it and every one before it are done.
+  CUdeviceptr done_word() const { return done_.device(0); }
+  uint64_t done() const { return done_.load(0); }
+  // The last eviction handed over: the most a stream may wait for.
+  uint64_t published() const { return published_.load(std::memory_order_acquire); }
+
+  // Hands over evictions, numbered on the eviction lane in the order they were decided.
+  void submit(const Command& c) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(c);
+    }
+    published_.store(c.seq, std::memory_order_release);
+    wake_.notify_one();
+  }
+  // Waits until every eviction handed over is done.
+  void drain() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
+  }
+  // Waits on the CPU until eviction `seq` and every one before it are done (a stream that could not be
+  // made to wait for them).
+  void wait_done(uint64_t seq) const {
+    while (done() < seq) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+
+ private:
+  void run() {
+    std::vector<Command> run;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) break;
+        run.assign(1, queue_.front());
+        queue_.pop_front();
+        while (!queue_.empty() && run.size() < kRunBlocks && queue_.front().block == run.back().block + 1 &&
+               queue_.front().after == run.front().after) {
+          run.push_back(queue_.front());
+          queue_.pop_front();
+        }
+        ++busy_;
+      }
+      if (wait_until_ready(run)) evict(run);
+      complete(run);
+    }
+  }
+
+  // Waits until the work each command of `run` runs after is done; false when the pool stops first.
+  bool wait_until_ready(const std::vector<Command>& run) {
+    Stopwatch waiting;
+    for (int polls = 0; !ready(run); ++polls) {
+      if (stopping_now()) return false;
+      if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
+    }
+    counters_.direct_eviction_wait_ns += waiting.lap();
+    return true;
+  }
+
+  bool ready(const std::vector<Command>& run) const {
+    for (const Command& c : run) {
+      if (c.after)
+        for (const Mark& m : c.after->marks)
+          if (m.words->load(m.index) < m.value) return false;
+      if (c.wait && c.wait_lane != kEvicted && lane_words_.load(c.wait_lane) < c.wait) return false;
+    }
+    return true;
+  }
+
+  bool stopping_now() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stopping_;
+  }
+
+  void evict(const std::vector<Command>& run) {
+    std::vector<int64_t> blocks;
+    for (const Command& c : run) blocks.push_back(c.block);
+    for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
+      const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
+      Stopwatch issuing;
+      const bool moved = migrate(reinterpret_cast<const void*>(start), bytes);
+      counters_.worker_evict_ns += issuing.lap();
+      if (!moved) {
+        counters_.direct_eviction_refusals++;
+        continue;
+      }
+      if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(Op::kEvict)});
+      counters_.evict_calls++;
+      counters_.evict_bytes += bytes;
+    }
+  }
+
+  // The first move finds the driver's file (the CUDA driver opens it with its first managed allocation).
+  bool migrate(const void* start, uint64_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(file_mutex_);
+      if (file_.fd < 0) {
+        if (file_missing_) return false;
+        file_ = uvm_ioctl::find_file(gpu_uuid_, start, bytes, false);
+        if (file_.fd >= 0) return true;
+        // Only a move the driver took tells its file; ranges freed since their decision are refused too.
+        if (++file_misses_ == kFileTries) {
+          file_missing_ = true;
+          counters_.note_failure("evict through the unified-memory driver", "no /dev/nvidia-uvm file takes UVM_MIGRATE");
+        }
+        return false;
+      }
+    }
+    return file_.migrate(start, bytes, false);
+  }
+
+  // Done: advances the lane's progress past every command done without a gap.
+  void complete(const std::vector<Command>& run) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Command& c : run) finished_.insert(c.seq);
+    uint64_t done = done_.load(0);
+    while (!finished_.empty() && *finished_.begin() == done + 1) {
+      finished_.erase(finished_.begin());
+      ++done;
+    }
+    done_.store(0, done);
+    if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
+  }
+
+  static constexpr int kFileTries = 16;  // moves tried before the driver's file is taken to be missing
+
+  const EngineMemory& memory_;
+  const HostWords& lane_words_;
+  Counters& counters_;
+  Timeline& timeline_;
+  HostWords done_{1};
+  uint8_t gpu_uuid_[16] = {};
+  std::atomic<uint64_t> published_{0};
+  std::mutex mutex_, file_mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Command> queue_;
+  std::set<uint64_t> finished_;  // done, past a gap in the progress
+  size_t busy_ = 0;
+  bool stopping_ = false;
+  uvm_ioctl::File file_;
+  int file_misses_ = 0;
+  bool file_missing_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace deepum
