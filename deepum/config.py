@@ -119,10 +119,11 @@ class DeepUMConfig:
     pre_evict: bool = _choice(True, SWITCH, "deepum policy: pre-eviction (off for ablation)")
     invalidate: bool = _choice(True, SWITCH, "deepum policy: invalidation of blocks the caching allocator freed "
                                              "(off for ablation)")
-    eviction_threads: int = _size(0, 0, 16, "online engine: threads that issue the evictions straight to the "
+    eviction_threads: int = _size(4, 0, 16, "online engine: threads that issue the evictions straight to the "
                                             "unified-memory driver, side by side (it runs several at once where the "
                                             "CUDA driver runs one: docs/results.md); 0 issues them through the CUDA "
-                                            "driver on the worker's stream. No effect on replays")
+                                            "driver on the worker's stream, as does a process whose driver file "
+                                            "cannot be found. No effect on replays")
 
     def __post_init__(self):
         for name, knob in KNOBS.items():

@@ -48,11 +48,8 @@ class EvictionPool {
   EvictionPool(int device, size_t threads, const EngineMemory& memory, const HostWords& lane_words,
                Counters& counters, Timeline& timeline)
       : memory_(memory), lane_words_(lane_words), counters_(counters), timeline_(timeline) {
-    CUdevice dev;
-    CUuuid uuid;
-    if (!done_.ok() || cuDeviceGet(&dev, device) != CUDA_SUCCESS || cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) return;
-    std::memcpy(gpu_uuid_, uuid.bytes, sizeof gpu_uuid_);
-    for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
+    if (done_.ok() && find_file(device))
+      for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~EvictionPool() {
     {
@@ -63,6 +60,7 @@ class EvictionPool {
     for (auto& t : threads_) t.join();
   }
 
+  // Whether the threads run: the driver's file was found and the progress word allocated.
   bool ok() const { return !threads_.empty(); }
   // GPU address of the word holding the last eviction such that it and every one before it are done.
   CUdeviceptr done_word() const { return done_.device(0); }
@@ -156,24 +154,23 @@ class EvictionPool {
     }
   }
 
-  // The first move finds the driver's file (the CUDA driver opens it with its first managed allocation).
-  bool migrate(const void* start, uint64_t bytes) {
-    {
-      std::lock_guard<std::mutex> lock(file_mutex_);
-      if (file_.fd < 0) {
-        if (file_missing_) return false;
-        file_ = uvm_ioctl::find_file(gpu_uuid_, start, bytes, false);
-        if (file_.fd >= 0) return true;
-        // Only a move the driver took tells its file; ranges freed since their decision are refused too.
-        if (++file_misses_ == kFileTries) {
-          file_missing_ = true;
-          counters_.note_failure("evict through the unified-memory driver", "no /dev/nvidia-uvm file takes UVM_MIGRATE");
-        }
-        return false;
-      }
-    }
-    return file_.migrate(start, bytes, false);
+  // The driver's file through which the CUDA driver manages this process's managed memory: the one
+  // that takes a move of a small managed allocation of the pool's own to `device`.
+  bool find_file(int device) {
+    CUdevice dev;
+    CUuuid uuid;
+    CUdeviceptr probe = 0;
+    if (cuDeviceGet(&dev, device) != CUDA_SUCCESS || cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS ||
+        cuMemAllocManaged(&probe, kProbeBytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
+      return false;
+    uint8_t gpu[16];
+    std::memcpy(gpu, uuid.bytes, sizeof gpu);
+    file_ = uvm_ioctl::find_file(gpu, reinterpret_cast<const void*>(probe), kProbeBytes, true);
+    cuMemFree(probe);
+    return file_.fd >= 0;
   }
+
+  bool migrate(const void* start, uint64_t bytes) const { return file_.migrate(start, bytes, false); }
 
   // Done: advances the lane's progress past every command done without a gap.
   void complete(const std::vector<Command>& run) {
@@ -188,24 +185,21 @@ class EvictionPool {
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
-  static constexpr int kFileTries = 16;  // moves tried before the driver's file is taken to be missing
+  static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
 
   const EngineMemory& memory_;
   const HostWords& lane_words_;
   Counters& counters_;
   Timeline& timeline_;
   HostWords done_{1};
-  uint8_t gpu_uuid_[16] = {};
   std::atomic<uint64_t> published_{0};
-  std::mutex mutex_, file_mutex_;
+  std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Command> queue_;
   std::set<uint64_t> finished_;  // done, past a gap in the progress
   size_t busy_ = 0;
   bool stopping_ = false;
-  uvm_ioctl::File file_;
-  int file_misses_ = 0;
-  bool file_missing_ = false;
+  uvm_ioctl::File file_;  // set before the threads start
   std::vector<std::thread> threads_;
 };
 

@@ -145,7 +145,7 @@ class Worker {
     }
     auto pool = std::make_unique<EvictionPool>(device_, threads, memory_, *words, counters_, timeline_);
     if (!pool->ok()) {
-      counters_.note_failure("eviction threads", "the GPU's identity or the pool's progress word is missing");
+      counters_.note_failure("eviction threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
       return;
     }
     host_words_ = std::move(words);
