@@ -123,7 +123,8 @@ class DeepUMConfig:
                                             "unified-memory driver, side by side (it runs several at once where the "
                                             "CUDA driver runs one: docs/results.md); 0 issues them through the CUDA "
                                             "driver on the worker's stream, as does a process whose driver file "
-                                            "cannot be found. No effect on replays")
+                                            "cannot be found. Replays charge deepum's evictions at the "
+                                            "calibration's threaded_evict_d2h_bytes_per_s when not 0")
 
     def __post_init__(self):
         for name, knob in KNOBS.items():

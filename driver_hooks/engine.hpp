@@ -38,7 +38,7 @@ class Engine : private MemoryFacts {
          Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, options.eviction_threads, memory, counters, timeline) {
+        worker_(device, eviction_threads(options), memory, counters, timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }

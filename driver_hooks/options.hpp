@@ -28,7 +28,7 @@ struct Options {
   size_t wake_percent = 0;         // the engine sleeps until the managed segments pass this share of the capacity
   bool populate_segments = false;  // deepum: while asleep, a new managed segment is populated on the GPU when made
   bool prefetch = true, pre_evict = true, invalidate = true;
-  size_t eviction_threads = 0;     // online engine: threads evicting through the unified-memory driver
+  size_t eviction_threads = 0;     // deepum: threads evicting through the unified-memory driver
 };
 
 // Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the
@@ -36,5 +36,12 @@ struct Options {
 // Only deepum's policy does it; um and advise leave first touches to fault, as the driver alone does.
 // deepum/specs/sleep.py states it.
 inline bool populates_new_segments(const Options& o) { return o.mode == Mode::kDeepUM && o.populate_segments; }
+
+// The threads that issue the evictions side by side (eviction_pool.hpp; the simulator charges their
+// rate). Only deepum's pre-eviction has them: without it, and under um and advise, the evictions stand
+// for the driver's own, which it makes one at a time.
+inline size_t eviction_threads(const Options& o) {
+  return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;
+}
 
 }  // namespace deepum

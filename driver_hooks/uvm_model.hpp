@@ -29,6 +29,7 @@ struct CostModel {
   double prefetch_bytes_per_s;        // host->device prefetch bandwidth
   double prefetch_call_s;             // CPU time of one prefetch / evict call on the worker
   double evict_bytes_per_s;           // device->host eviction bandwidth
+  double threaded_evict_bytes_per_s;  // ... of the engine's eviction threads (options.hpp: eviction_threads)
   double populate_bytes_per_s;        // fresh GPU pages for a dead block (discard-and-prefetch to the GPU)
   double host_map_bytes_per_s;        // a kernel's accesses to a block mapped from the host, each direction at once
   double fault_read_bytes_per_s;      // effective demand-fault rate when the kernel reads
@@ -71,7 +72,9 @@ class Simulator : private MemoryFacts {
   // trace's blocks).
   Simulator(const TraceView& trace, const CostModel& cost, int64_t capacity_blocks, uint64_t capacity_bytes,
             const Options& options)
-      : trace_(trace), cost_(cost), policy_(options, capacity_blocks, *this, oracle_window(trace, options),
+      : trace_(trace), cost_(cost),
+        evict_bytes_per_s_(eviction_threads(options) ? cost.threaded_evict_bytes_per_s : cost.evict_bytes_per_s),
+        policy_(options, capacity_blocks, *this, oracle_window(trace, options),
                                             oracle_replacement(trace, options)),
         gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0),
         populates_new_segments_(populates_new_segments(options)), capacity_blocks_(capacity_blocks),
@@ -279,7 +282,7 @@ class Simulator : private MemoryFacts {
       record_.discard_bytes += bytes;
       dropped_[b] = 1;
     } else if (bytes > 0) {
-      link_free_s_ = std::max(link_free_s_, now_) + double(bytes) / cost_.evict_bytes_per_s;
+      link_free_s_ = std::max(link_free_s_, now_) + double(bytes) / evict_bytes_per_s_;
       room_ready = std::max(room_ready, link_free_s_);
       totals_.d2h_bytes += bytes;
       totals_.evicted_bytes += bytes;
@@ -405,6 +408,7 @@ class Simulator : private MemoryFacts {
 
   const TraceView& trace_;
   const CostModel cost_;
+  const double evict_bytes_per_s_;  // deepum's with eviction threads, else one at a time
   Policy policy_;
   SleepGate gate_;
   const bool populates_new_segments_;

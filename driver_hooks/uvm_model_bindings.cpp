@@ -33,7 +33,8 @@ py::array_t<T> column(const std::vector<KernelRecord>& records, F field) {
 
 CostModel cost_model(const py::dict& c) {
   return CostModel{c["prefetch_h2d_bytes_per_s"].cast<double>(), c["prefetch_call_cpu_s"].cast<double>(),
-                   c["evict_d2h_bytes_per_s"].cast<double>(), c["populate_bytes_per_s"].cast<double>(),
+                   c["evict_d2h_bytes_per_s"].cast<double>(), c["threaded_evict_d2h_bytes_per_s"].cast<double>(),
+                   c["populate_bytes_per_s"].cast<double>(),
                    c["host_map_bytes_per_s"].cast<double>(),
                    c["demand_fault_read_bytes_per_s"].cast<double>(),
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),

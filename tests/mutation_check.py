@@ -41,6 +41,15 @@ MUTATIONS = {
     "host-mapped-blocks-prefetched": (
         "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;",
         "if (resident_[b] || !memory_.exists(b)) continue;"),
+    "eviction-threads-for-the-driver": (
+        "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
+        "return o.eviction_threads;"),
+    "eviction-threads-without-pre-eviction": (
+        "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
+        "return o.mode == Mode::kDeepUM ? o.eviction_threads : 0;"),
+    "eviction-threads-rate-ignored": (
+        "driver_hooks/uvm_model.hpp", "eviction_threads(options) ? cost.threaded_evict_bytes_per_s : cost.evict_bytes_per_s",
+        "cost.evict_bytes_per_s"),
     "host-mapped-accesses-free": (
         "driver_hooks/uvm_model.hpp", "double(host_mapped_bytes) / cost_.host_map_bytes_per_s", "0.0"),
     "lru-without-dead-preference": (

@@ -285,6 +285,45 @@ def test_dead_blocks_come_back_with_fresh_pages_at_the_populate_rate():
     assert fresh.lost_reads == 0
 
 
+@settings(max_examples=25, deadline=None)
+@given(workloads, fractions)
+def test_only_deepums_pre_evictions_go_at_the_eviction_threads_rate(trace, fraction):
+    """The calibration's threaded eviction rate is charged for deepum's evictions with eviction threads
+    and pre-eviction on; um's and advise's evictions, and deepum's without threads or without
+    pre-eviction, stand for the driver's own and go one at a time. The rate changes when bytes move,
+    never which."""
+    capacity = _capacity(trace, fraction)
+    calibration = Calibration.load("h200")
+    fast = dataclasses.replace(calibration, threaded_evict_d2h_bytes_per_s=100 * calibration.evict_d2h_bytes_per_s)
+    for policy, config in (("um", None), ("advise", None), ("deepum", DeepUMConfig(eviction_threads=0)),
+                           ("deepum", DeepUMConfig(pre_evict=False))):
+        a, b = (simulate(trace, policy, capacity, config, c) for c in (fast, calibration))
+        assert _moves(a) == _moves(b) and a.time_s == b.time_s, (policy, config)
+    threaded, one_at_a_time = (simulate(trace, "deepum", capacity, calibration=c) for c in (fast, calibration))
+    assert _moves(threaded) == _moves(one_at_a_time)
+    assert threaded.time_s <= one_at_a_time.time_s
+
+
+def _moves(result) -> tuple:
+    """What a replay moved: faults and bytes in and out, in all and per iteration."""
+    return (result.faults, result.h2d_bytes, result.d2h_bytes, result.evicted_bytes,
+            [(row["faults"], row["h2d_bytes"], row["d2h_bytes"]) for row in result.per_iteration])
+
+
+def test_eviction_threads_shorten_deepums_replay_of_the_transformer():
+    """The default transformer at half its footprint: deepum's evictions from threads at twice the rate
+    of one at a time shorten its replay; with the rates equal it is the same replay."""
+    trace = synth_transformer()
+    capacity = _capacity(trace, 0.5)
+    calibration = Calibration.load("h200")
+    rate = calibration.evict_d2h_bytes_per_s
+    same, twice = (simulate(trace, "deepum", capacity, calibration=dataclasses.replace(
+        calibration, threaded_evict_d2h_bytes_per_s=r)) for r in (rate, 2 * rate))
+    off = simulate(trace, "deepum", capacity, DeepUMConfig(eviction_threads=0), calibration)
+    assert same.evicted_bytes > 0 and same.time_s == off.time_s
+    assert twice.time_s < same.time_s
+
+
 def test_host_mapped_blocks_cross_the_link_at_the_host_map_rate():
     """Host mapping on the default transformer at half its footprint: the blocks only its optimizer uses
     are used over the link instead of migrated, so less goes out; their kernels wait for the link at the

@@ -28,11 +28,15 @@ class Calibration:
     populate_bytes_per_s: float | None = None  # fresh GPU pages for a dead block; None: charged as a prefetch
     host_map_bytes_per_s: float | None = None  # kernels' accesses to host-mapped blocks, each direction at
                                                # once; None: charged as a prefetch
+    threaded_evict_d2h_bytes_per_s: float | None = None  # deepum's evictions from its eviction threads
+                                                         # (DeepUMConfig.eviction_threads); None: as one at a time
 
     def __post_init__(self):
         for key in ("populate_bytes_per_s", "host_map_bytes_per_s"):
             if getattr(self, key) is None:
                 object.__setattr__(self, key, self.prefetch_h2d_bytes_per_s)
+        if self.threaded_evict_d2h_bytes_per_s is None:
+            object.__setattr__(self, "threaded_evict_d2h_bytes_per_s", self.evict_d2h_bytes_per_s)
 
     @classmethod
     def load(cls, name_or_path: str | Path = DEFAULT_CALIBRATION) -> "Calibration":
