@@ -12,7 +12,7 @@ run() {  # workload, mode, tag, capacity, config, steps, size flags...
   local cap=""
   [ "$c" != "-" ] && cap="--capacity $c --uvm-rates $R/migration_probe.json --reference $R/${w}_none.json"
   [ "$cfg" != "-" ] && cap="$cap --config $R/$cfg.json"
-  PYTHONPATH=. timeout 150 python3 bench/train.py --workload $w --mode $m --steps $steps --warmup 3 $cap "$@" \
+  PYTHONPATH=. timeout 150 python3 bench/train.py --workload $w --mode $m --steps $steps --warmup $(( steps == 8 ? 3 : 5 )) $cap "$@" \
     -o $R/${w}_$t.json > $R/${w}_$t.log 2>&1
   python3 -c "
 import json, statistics; d=json.load(open('$R/${w}_$t.json')); b=d.get('bounds') or {}; s=d.get('stats') or {}
