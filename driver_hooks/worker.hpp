@@ -10,15 +10,14 @@
 // commands of its own blocks (engine.hpp), so a kernel runs on data in place instead of faulting on
 // it while it is still moving. A wait only ever names a write already enqueued (as an event wait
 // names a recorded event), so no stream can wait on work that a blocked thread has yet to issue.
-// The exception is a lane that threads of their own serve (move_pool.hpp: prefetches, evictions):
-// they make no CUDA call, so a stream may wait for moves they have yet to issue; the lanes' progress
-// words are then in pinned host memory, where those threads read them.
+// The exception is the eviction lane when eviction threads serve it (eviction_pool.hpp): they make
+// no CUDA call, so a stream may wait for evictions they have yet to issue; the lanes' progress words
+// are then in pinned host memory, where those threads read them.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -34,10 +33,10 @@
 #include "commands.hpp"
 #include "counters.hpp"
 #include "engine_memory.hpp"
+#include "eviction_pool.hpp"
 #include "fault_injection.hpp"
 #include "host_words.hpp"
 #include "memory_map.hpp"
-#include "move_pool.hpp"
 #include "timeline.hpp"
 
 namespace deepum {
@@ -45,14 +44,13 @@ namespace deepum {
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  // prefetch_threads, eviction_threads: threads that serve the prefetch lane and the eviction lane
-  // (move_pool.hpp); 0, or where they cannot run, the lane is a stream of the worker's like the others.
-  Worker(int device, size_t prefetch_threads, size_t eviction_threads, EngineMemory& memory, Counters& counters,
-         Timeline& timeline)
+  // eviction_threads: threads that serve the eviction lane (eviction_pool.hpp); 0, or where they
+  // cannot run, the lane is a stream of the worker's like the others.
+  Worker(int device, size_t eviction_threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
       : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
     cudaSetDevice(device);
     cudaFree(nullptr);  // the primary context, current on this thread
-    if (prefetch_threads || eviction_threads) start_pools(prefetch_threads, eviction_threads);
+    if (eviction_threads) start_eviction_pool(eviction_threads);
     if (!host_words_ && !allocate_done_words())
       throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
     thread_ = std::thread([this] { run(); });
@@ -63,31 +61,31 @@ class Worker {
       stopping_ = true;
     }
     wake_.notify_one();
-    thread_.join();  // the pools go on meanwhile: the worker's streams may wait for them
-    for (auto& pool : pools_) pool.reset();
+    thread_.join();  // the eviction threads go on meanwhile: the worker's streams may wait for them
+    eviction_pool_.reset();
     cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
     if (done_) cuMemFree(done_);
   }
   // GPU address of the word holding the last command completed on `lane`.
   CUdeviceptr done_word(Lane lane) const {
-    if (pools_[lane]) return pools_[lane]->done_word();
+    if (lane == kEvicted && eviction_pool_) return eviction_pool_->done_word();
     return host_words_ ? host_words_->device(lane) : done_ + lane * sizeof(uint64_t);
   }
-  // The last command on `lane` whose completion write is enqueued, or for a pool's lane the last
-  // handed to it: the most a stream may wait for.
+  // The last command on `lane` whose completion write is enqueued, or for eviction threads the last
+  // handed to them: the most a stream may wait for.
   uint64_t published(Lane lane) const {
-    if (pools_[lane]) return pools_[lane]->published();
+    if (lane == kEvicted && eviction_pool_) return eviction_pool_->published();
     return published_[lane].load(std::memory_order_acquire);
   }
-  // Whether threads of a pool serve `lane`: its commands then need marks (stream_marks.hpp).
-  bool served_by_threads(Lane lane) const { return pools_[lane] != nullptr; }
+  // Whether eviction threads serve the eviction lane: its commands then need marks (stream_marks.hpp).
+  bool evicts_from_threads() const { return eviction_pool_ != nullptr; }
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& c : commands)
-        if (const auto& pool = pools_[lane_of(c.op)])
-          pool->submit(c);
+        if (c.op == Op::kEvict && eviction_pool_)
+          eviction_pool_->submit(c);
         else
           queue_.push_back(c);
     }
@@ -100,8 +98,7 @@ class Worker {
     lock.unlock();
     for (cudaStream_t stream : streams_)
       if (stream) cudaStreamSynchronize(stream);
-    for (const auto& pool : pools_)
-      if (pool) pool->drain();
+    if (eviction_pool_) eviction_pool_->drain();
   }
 
  private:
@@ -138,25 +135,21 @@ class Worker {
            cuMemsetD8(done_, 0, kLanes * sizeof(uint64_t)) == CUDA_SUCCESS;
   }
 
-  // The pools, with the lanes' progress words in pinned host memory where they read them; where
-  // either cannot be had, the failure is noted and the worker serves the lanes.
-  void start_pools(size_t prefetch_threads, size_t eviction_threads) {
+  // The eviction threads, with the lanes' progress words in pinned host memory where they read them;
+  // where either cannot be had, the failure is noted and the worker serves the lane.
+  void start_eviction_pool(size_t threads) {
     auto words = std::make_unique<HostWords>(kLanes);
     if (!words->ok()) {
-      counters_.note_failure("move threads", "no pinned host memory for the progress words");
+      counters_.note_failure("eviction threads", "no pinned host memory for the progress words");
       return;
     }
-    for (const auto& [lane, threads] : {std::pair{kToGpu, prefetch_threads}, std::pair{kEvicted, eviction_threads}}) {
-      if (!threads) continue;
-      auto pool = std::make_unique<MovePool>(lane, device_, threads, memory_, *words, counters_, timeline_);
-      if (!pool->ok()) {
-        counters_.note_failure("move threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
-        pools_ = {};
-        return;
-      }
-      pools_[lane] = std::move(pool);
+    auto pool = std::make_unique<EvictionPool>(device_, threads, memory_, *words, counters_, timeline_);
+    if (!pool->ok()) {
+      counters_.note_failure("eviction threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
+      return;
     }
     host_words_ = std::move(words);
+    eviction_pool_ = std::move(pool);
   }
 
   // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
@@ -189,8 +182,8 @@ class Worker {
                                                CUDA_ERROR_UNKNOWN),
                                 "wait for another lane"))
           counters_.lane_waits++;
-        else if (pools_[other])
-          pools_[other]->wait_done(target);  // fails closed: on the CPU, for moves that make no CUDA call
+        else if (other == kEvicted && eviction_pool_)
+          eviction_pool_->wait_done(target);  // fails closed: on the CPU, for evictions that make no CUDA call
         else
           cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
         lane_waited_[lane][other] = target;
@@ -352,7 +345,7 @@ class Worker {
   Timeline& timeline_;
   CUdeviceptr done_ = 0;  // kLanes words: the last command completed on each lane (GPU memory), or
   std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with eviction threads
-  std::array<std::unique_ptr<MovePool>, kLanes> pools_;  // by lane: the threads serving it, if any
+  std::unique_ptr<EvictionPool> eviction_pool_;
   std::atomic<uint64_t> published_[kLanes] = {};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {};
   cudaMemLocation gpu_{}, host_{};

@@ -205,12 +205,11 @@ def case_side_stream(mode: str, how: str) -> dict:
             "side_busy_after_pressure": side_busy_after_pressure, "stats": deepum.stats()}
 
 
-def _config(eviction_threads: str, prefetch_threads: str = "0"):
-    """The config of a case: the default, with `eviction_threads` threads evicting and `prefetch_threads`
-    threads prefetching ("0": none)."""
+def _config(eviction_threads: str):
+    """The config of a case: the default, with `eviction_threads` threads evicting ("0": none)."""
     import deepum
 
-    return deepum.DeepUMConfig(eviction_threads=int(eviction_threads), prefetch_threads=int(prefetch_threads))
+    return deepum.DeepUMConfig(eviction_threads=int(eviction_threads))
 
 
 def case_two_threads(mode: str, eviction_threads: str = "0") -> dict:
@@ -305,14 +304,14 @@ def case_graph_replays(mode: str) -> dict:
 
 
 def case_train(mode: str, compile_mode: str = "", record: str = "", profile: str = "", disable: str = "1",
-               eviction_threads: str = "0", prefetch_threads: str = "0") -> dict:
+               eviction_threads: str = "0") -> dict:
     """_train under TRAIN_CAPACITY (compile_mode: a torch.compile mode; record: a trace path; profile="1":
     torch.profiler around PROFILED_STEPS; disable="0": the process exits with deepum still enabled;
-    eviction_threads, prefetch_threads: the config's)."""
+    eviction_threads: the config's)."""
     import deepum
 
     deepum.enable(mode, capacity=TRAIN_CAPACITY, max_managed_bytes=FUSE, record=record or None,
-                  config=_config(eviction_threads, prefetch_threads))
+                  config=_config(eviction_threads))
     profiler = _ProfileSteps(*PROFILED_STEPS) if profile == "1" else None
     result = _train(compile_mode=compile_mode, on_step=profiler)
     if profiler is not None:
@@ -675,17 +674,14 @@ def test_compiled_training_under_a_budget_equals_plain_compiled(allocator_built,
         assert any(name.startswith("triton") for name in names), sorted(names)[:40]
 
 
-@pytest.mark.parametrize("prefetch_threads", ["0", "4"])
-def test_move_threads_keep_training_exact(allocator_built, plain_training, prefetch_threads):
-    """Training under a budget with four threads evicting through the unified-memory driver, and four
-    prefetching or none, equals mode none; the threads did the moves, and the driver refused none."""
-    managed, _ = run_case("train", mode="deepum", eviction_threads="4", prefetch_threads=prefetch_threads)
+def test_eviction_threads_keep_training_exact(allocator_built, plain_training):
+    """Training under a budget with four threads evicting through the unified-memory driver equals
+    mode none; they did the evictions, and the driver refused none."""
+    managed, _ = run_case("train", mode="deepum", eviction_threads="4")
     stats = managed["stats"]
     assert_budget_pressed(stats)
     assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
     assert stats["direct_eviction_refusals"] == 0 and stats["direct_eviction_wait_ns"] > 0, _migrations(stats)
-    assert stats["direct_prefetch_refusals"] == 0
-    assert (stats["direct_prefetch_wait_ns"] > 0) == (prefetch_threads != "0"), _migrations(stats)
     assert managed["losses"] == plain_training["losses"]
     assert managed["digest"] == plain_training["digest"]
 

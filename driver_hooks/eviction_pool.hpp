@@ -1,19 +1,19 @@
-// The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE
-// (uvm_ioctl.hpp), in the worker's place. Through the CUDA driver, evictions run one at a time whatever
-// the threads issuing them, and each call holds the driver's lock, which kernel launches wait for;
-// through the unified-memory driver, moves run side by side and launches go on (docs/results.md).
+// Evictions from threads of their own, each a synchronous UVM_MIGRATE to the host (uvm_ioctl.hpp).
+// Through the CUDA driver, evictions run one at a time whatever the threads issuing them; through the
+// unified-memory driver they run side by side, so several threads move more bytes out per second
+// (docs/results.md). The pool serves the eviction lane (commands.hpp) in the worker's place.
 //
 // No call of these threads goes through the CUDA driver: the worker's calls and the kernel launches
-// may hold its lock while a stream waits for a move of the pool, so a move that needed the lock could
+// may hold its lock while a stream waits for an eviction, so an eviction that needed the lock could
 // never come. A thread waits on the CPU for what its command runs after, as words of pinned memory:
 // the marks of the launching streams (stream_marks.hpp) and the other lanes' progress, which the
-// worker's streams or the other pool write there. Commands are published when handed over, so a kernel
-// may wait for a move not yet issued. That cannot deadlock: a command runs after work launched before
-// it was decided and after commands decided before it, the threads take commands in the order they
-// were decided, and none of them waits for the CUDA driver; so the earliest command not done can go.
+// worker's streams write there. Commands are published when handed over, so a kernel may wait for an
+// eviction not yet issued. That cannot deadlock: a command runs after work launched before it was
+// decided and after commands decided before it, the threads take commands in the order they were
+// decided, and none of them waits for the CUDA driver; so the earliest command not done can always go.
 //
-// A migration never changes what memory holds: a move the driver refuses, or one left out when the
-// pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
+// A migration never changes what memory holds: an eviction the driver refuses, or one left out when
+// the pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
 #pragma once
 #include <cuda.h>
 
@@ -38,21 +38,20 @@
 
 namespace deepum {
 
-class MovePool {
+class EvictionPool {
  public:
   static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
 
-  // `threads` threads serve `lane` (kToGpu: prefetches to `device`; kEvicted: evictions from it) over
-  // the blocks of `memory`; `lane_words`: the lanes' progress (a word per lane; the pool's own lane's
-  // unused). ok() is false where the pool cannot run: the worker then serves the lane on a stream.
-  MovePool(Lane lane, int device, size_t threads, const EngineMemory& memory, const HostWords& lane_words,
-           Counters& counters, Timeline& timeline)
-      : lane_(lane), to_gpu_(lane == kToGpu), memory_(memory), lane_words_(lane_words), counters_(counters),
-        timeline_(timeline) {
+  // `threads` threads evict the blocks of `memory` from `device`; `lane_words`: the worker's lanes'
+  // progress (word per lane, kEvicted's unused). ok() is false where the pool cannot run: the worker
+  // then serves the lane on a stream.
+  EvictionPool(int device, size_t threads, const EngineMemory& memory, const HostWords& lane_words,
+               Counters& counters, Timeline& timeline)
+      : memory_(memory), lane_words_(lane_words), counters_(counters), timeline_(timeline) {
     if (done_.ok() && find_file(device))
       for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
-  ~MovePool() {
+  ~EvictionPool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
@@ -63,13 +62,13 @@ class MovePool {
 
   // Whether the threads run: the driver's file was found and the progress word allocated.
   bool ok() const { return !threads_.empty(); }
-  // GPU address of the word holding the last command such that it and every one before it are done.
+  // GPU address of the word holding the last eviction such that it and every one before it are done.
   CUdeviceptr done_word() const { return done_.device(0); }
   uint64_t done() const { return done_.load(0); }
-  // The last command handed over: the most a stream may wait for.
+  // The last eviction handed over: the most a stream may wait for.
   uint64_t published() const { return published_.load(std::memory_order_acquire); }
 
-  // Hands over a command, numbered on the pool's lane in the order they were decided.
+  // Hands over evictions, numbered on the eviction lane in the order they were decided.
   void submit(const Command& c) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -78,12 +77,12 @@ class MovePool {
     published_.store(c.seq, std::memory_order_release);
     wake_.notify_one();
   }
-  // Waits until every command handed over is done.
+  // Waits until every eviction handed over is done.
   void drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
   }
-  // Waits on the CPU until command `seq` and every one before it are done (a stream that could not be
+  // Waits on the CPU until eviction `seq` and every one before it are done (a stream that could not be
   // made to wait for them).
   void wait_done(uint64_t seq) const {
     while (done() < seq) std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -106,7 +105,7 @@ class MovePool {
         }
         ++busy_;
       }
-      if (wait_until_ready(run)) move(run);
+      if (wait_until_ready(run)) evict(run);
       complete(run);
     }
   }
@@ -118,7 +117,7 @@ class MovePool {
       if (stopping_now()) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
-    (to_gpu_ ? counters_.direct_prefetch_wait_ns : counters_.direct_eviction_wait_ns) += waiting.lap();
+    counters_.direct_eviction_wait_ns += waiting.lap();
     return true;
   }
 
@@ -127,7 +126,7 @@ class MovePool {
       if (c.after)
         for (const Mark& m : c.after->marks)
           if (m.words->load(m.index) < m.value) return false;
-      if (c.wait && c.wait_lane != lane_ && lane_words_.load(c.wait_lane) < c.wait) return false;
+      if (c.wait && c.wait_lane != kEvicted && lane_words_.load(c.wait_lane) < c.wait) return false;
     }
     return true;
   }
@@ -137,22 +136,21 @@ class MovePool {
     return stopping_;
   }
 
-  void move(const std::vector<Command>& run) {
+  void evict(const std::vector<Command>& run) {
     std::vector<int64_t> blocks;
     for (const Command& c : run) blocks.push_back(c.block);
     for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
       const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
       Stopwatch issuing;
-      const bool moved = file_.migrate(reinterpret_cast<const void*>(start), bytes, to_gpu_);
-      (to_gpu_ ? counters_.worker_prefetch_ns : counters_.worker_evict_ns) += issuing.lap();
+      const bool moved = migrate(reinterpret_cast<const void*>(start), bytes);
+      counters_.worker_evict_ns += issuing.lap();
       if (!moved) {
-        (to_gpu_ ? counters_.direct_prefetch_refusals : counters_.direct_eviction_refusals)++;
+        counters_.direct_eviction_refusals++;
         continue;
       }
-      if (began)
-        timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(to_gpu_ ? Op::kPrefetch : Op::kEvict)});
-      (to_gpu_ ? counters_.prefetch_calls : counters_.evict_calls)++;
-      (to_gpu_ ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+      if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(Op::kEvict)});
+      counters_.evict_calls++;
+      counters_.evict_bytes += bytes;
     }
   }
 
@@ -172,6 +170,8 @@ class MovePool {
     return file_.fd >= 0;
   }
 
+  bool migrate(const void* start, uint64_t bytes) const { return file_.migrate(start, bytes, false); }
+
   // Done: advances the lane's progress past every command done without a gap.
   void complete(const std::vector<Command>& run) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -187,8 +187,6 @@ class MovePool {
 
   static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
 
-  const Lane lane_;
-  const bool to_gpu_;
   const EngineMemory& memory_;
   const HostWords& lane_words_;
   Counters& counters_;
