@@ -74,13 +74,12 @@ class Simulator : private MemoryFacts {
             const Options& options)
       : trace_(trace), cost_(cost),
         evict_bytes_per_s_(eviction_threads(options) ? cost.threaded_evict_bytes_per_s : cost.evict_bytes_per_s),
-        policy_(options, capacity_blocks, *this, oracle_window(trace, options),
-                                            oracle_replacement(trace, options)),
+        policy_(options, capacity_blocks, *this, oracle_window(trace, options), oracle_replacement(trace, options)),
         gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0),
         populates_new_segments_(populates_new_segments(options)), capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
         dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0), fresh_(trace.blocks, 0),
-        batched_(trace.blocks, 0), in_a_segment_(trace.blocks, 0) {
+        in_a_segment_(trace.blocks, 0), batched_(trace.blocks, 0) {
     for (size_t b = 0; b < trace.blocks; ++b)
       if (policy_.block(trace.block_number[b]) != Block(b))
         throw std::invalid_argument("block_number must hold each block once");
