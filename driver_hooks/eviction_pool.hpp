@@ -42,40 +42,40 @@ class EvictionPool {
  public:
   static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
 
-  // `threads` threads evict the blocks of `memory` from `device`; `lane_words`: the worker's lanes'
-  // progress (word per lane, kEvicted's unused). ok() is false where the pool cannot run: the worker
+  // `threads` threads evict the blocks of `memory` from `device`; `lane_words`: the lanes' progress, a
+  // word per lane, the pool writing kEvicted's. ok() is false where the pool cannot run: the worker
   // then serves the lane on a stream.
-  EvictionPool(int device, size_t threads, const EngineMemory& memory, const HostWords& lane_words,
+  EvictionPool(int device, size_t threads, const EngineMemory& memory, HostWords& lane_words,
                Counters& counters, Timeline& timeline)
       : memory_(memory), lane_words_(lane_words), counters_(counters), timeline_(timeline) {
-    if (done_.ok() && find_file(device))
+    if (find_file(device))
       for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~EvictionPool() {
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      std::lock_guard<std::mutex> lock(mutex_);  // set under the lock: a thread about to wait sees it
       stopping_ = true;
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
   }
 
-  // Whether the threads run: the driver's file was found and the progress word allocated.
+  // Whether the threads run: the driver's file was found.
   bool ok() const { return !threads_.empty(); }
-  // GPU address of the word holding the last eviction such that it and every one before it are done.
-  CUdeviceptr done_word() const { return done_.device(0); }
-  uint64_t done() const { return done_.load(0); }
+  // The last eviction such that it and every one before it are done (the lane's word).
+  uint64_t done() const { return lane_words_.load(kEvicted); }
   // The last eviction handed over: the most a stream may wait for.
   uint64_t published() const { return published_.load(std::memory_order_acquire); }
 
   // Hands over evictions, numbered on the eviction lane in the order they were decided.
-  void submit(const Command& c) {
+  void submit(const std::vector<Command>& evictions) {
+    if (evictions.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      queue_.push_back(c);
+      queue_.insert(queue_.end(), evictions.begin(), evictions.end());
     }
-    published_.store(c.seq, std::memory_order_release);
-    wake_.notify_one();
+    published_.store(evictions.back().seq, std::memory_order_release);
+    wake_.notify_all();
   }
   // Waits until every eviction handed over is done.
   void drain() {
@@ -114,7 +114,7 @@ class EvictionPool {
   bool wait_until_ready(const std::vector<Command>& run) {
     Stopwatch waiting;
     for (int polls = 0; !ready(run); ++polls) {
-      if (stopping_now()) return false;
+      if (stopping_.load(std::memory_order_relaxed)) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
     counters_.direct_eviction_wait_ns += waiting.lap();
@@ -129,11 +129,6 @@ class EvictionPool {
       if (c.wait && c.wait_lane != kEvicted && lane_words_.load(c.wait_lane) < c.wait) return false;
     }
     return true;
-  }
-
-  bool stopping_now() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return stopping_;
   }
 
   void evict(const std::vector<Command>& run) {
@@ -176,29 +171,28 @@ class EvictionPool {
   void complete(const std::vector<Command>& run) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Command& c : run) finished_.insert(c.seq);
-    uint64_t done = done_.load(0);
+    uint64_t done = lane_words_.load(kEvicted);
     while (!finished_.empty() && *finished_.begin() == done + 1) {
       finished_.erase(finished_.begin());
       ++done;
     }
-    done_.store(0, done);
+    lane_words_.store(kEvicted, done);
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
   static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
 
   const EngineMemory& memory_;
-  const HostWords& lane_words_;
+  HostWords& lane_words_;
   Counters& counters_;
   Timeline& timeline_;
-  HostWords done_{1};
   std::atomic<uint64_t> published_{0};
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Command> queue_;
   std::set<uint64_t> finished_;  // done, past a gap in the progress
   size_t busy_ = 0;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   uvm_ioctl::File file_;  // set before the threads start
   std::vector<std::thread> threads_;
 };

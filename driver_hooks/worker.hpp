@@ -68,7 +68,6 @@ class Worker {
   }
   // GPU address of the word holding the last command completed on `lane`.
   CUdeviceptr done_word(Lane lane) const {
-    if (lane == kEvicted && eviction_pool_) return eviction_pool_->done_word();
     return host_words_ ? host_words_->device(lane) : done_ + lane * sizeof(uint64_t);
   }
   // The last command on `lane` whose completion write is enqueued, or for eviction threads the last
@@ -81,14 +80,16 @@ class Worker {
   bool evicts_from_threads() const { return eviction_pool_ != nullptr; }
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
+    std::vector<Command> evictions;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       for (auto& c : commands)
         if (c.op == Op::kEvict && eviction_pool_)
-          eviction_pool_->submit(c);
+          evictions.push_back(c);
         else
           queue_.push_back(c);
     }
+    if (eviction_pool_) eviction_pool_->submit(evictions);
     wake_.notify_one();
   }
   // Waits until every submitted command has been issued and has completed on the GPU.
@@ -344,7 +345,8 @@ class Worker {
   Counters& counters_;
   Timeline& timeline_;
   CUdeviceptr done_ = 0;  // kLanes words: the last command completed on each lane (GPU memory), or
-  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with eviction threads
+  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with eviction threads (which
+                                           // write kEvicted's)
   std::unique_ptr<EvictionPool> eviction_pool_;
   std::atomic<uint64_t> published_[kLanes] = {};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {};
