@@ -16,9 +16,9 @@ enum class Op : uint8_t { kPrefetch, kPopulate, kEvict, kDiscard, kMapHost, kMap
 
 // The stream a command runs on; each lane numbers its commands 1, 2, ... in issue order. Discards
 // and populations (no copy) have their own lane so that they never queue behind copies: allocations
-// of the memory wait for them, and kernels for the populated blocks. Evictions have theirs, which
-// threads of their own may serve instead of a stream (eviction_pool.hpp); host mappings (advice, then
-// a copy out) go to the host on kToHost.
+// of the memory wait for them, and kernels for the populated blocks. Evictions have theirs; threads of
+// their own may serve it, and the prefetch lane, instead of a stream (move_pool.hpp). Host mappings
+// (advice, then a copy out) go to the host on kToHost.
 enum Lane : int { kToGpu = 0, kToHost = 1, kDiscarded = 2, kEvicted = 3 };
 constexpr int kLanes = 4;
 constexpr Lane kAllLanes[kLanes] = {kToGpu, kToHost, kDiscarded, kEvicted};

@@ -38,7 +38,7 @@ class Engine : private MemoryFacts {
          Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, eviction_threads(options), memory, counters, timeline) {
+        worker_(device, prefetch_threads(options), eviction_threads(options), memory, counters, timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -283,8 +283,8 @@ class Engine : private MemoryFacts {
         }
     }
     if (commands.empty()) return;
-    const bool marked = worker_.evicts_from_threads() &&
-                        std::any_of(commands.begin(), commands.end(), [](const Command& c) { return c.op == Op::kEvict; });
+    const bool marked = std::any_of(commands.begin(), commands.end(),
+                                    [this](const Command& c) { return worker_.served_by_threads(lane_of(c.op)); });
     const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked);
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());

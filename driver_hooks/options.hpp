@@ -29,6 +29,7 @@ struct Options {
   bool populate_segments = false;  // deepum: while asleep, a new managed segment is populated on the GPU when made
   bool prefetch = true, pre_evict = true, invalidate = true;
   size_t eviction_threads = 0;     // deepum: threads evicting through the unified-memory driver
+  size_t prefetch_threads = 0;     // deepum: threads prefetching through the unified-memory driver
 };
 
 // Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the
@@ -37,11 +38,16 @@ struct Options {
 // deepum/specs/sleep.py states it.
 inline bool populates_new_segments(const Options& o) { return o.mode == Mode::kDeepUM && o.populate_segments; }
 
-// The threads that issue the evictions side by side (eviction_pool.hpp; the simulator charges their
+// The threads that issue the evictions side by side (move_pool.hpp; the simulator charges their
 // rate). Only deepum's pre-eviction has them: without it, and under um and advise, the evictions stand
 // for the driver's own, which it makes one at a time.
 inline size_t eviction_threads(const Options& o) {
   return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;
+}
+// The threads that issue the window's prefetches (move_pool.hpp), so that kernel launches do not wait
+// behind them for the CUDA driver's lock: deepum's correlation prefetch only.
+inline size_t prefetch_threads(const Options& o) {
+  return o.mode == Mode::kDeepUM && o.prefetch ? o.prefetch_threads : 0;
 }
 
 }  // namespace deepum

@@ -1,6 +1,6 @@
 // Points in the launching streams' work that the CPU can see without a CUDA call: a stream writes the
 // mark's number to its word of pinned host memory once the work launched before the mark has
-// completed. The threads that evict through the unified-memory driver (eviction_pool.hpp) wait for
+// completed. The threads that move blocks through the unified-memory driver (move_pool.hpp) wait for
 // marks instead of events: they must make no call that takes the CUDA driver's lock.
 #pragma once
 #include <cuda.h>

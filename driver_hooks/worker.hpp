@@ -10,14 +10,16 @@
 // commands of its own blocks (engine.hpp), so a kernel runs on data in place instead of faulting on
 // it while it is still moving. A wait only ever names a write already enqueued (as an event wait
 // names a recorded event), so no stream can wait on work that a blocked thread has yet to issue.
-// The exception is the eviction lane when eviction threads serve it (eviction_pool.hpp): they make
-// no CUDA call, so a stream may wait for evictions they have yet to issue; the lanes' progress words
-// are then in pinned host memory, where those threads read them.
+// The exception is a lane that threads of their own serve (move_pool.hpp: prefetches, evictions):
+// they make no CUDA call, so a stream may wait for moves they have yet to issue; the worker hands them
+// a command only once it has issued its own commands decided before it; the lanes' progress words are
+// then in pinned host memory, where those threads read them.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -33,10 +35,11 @@
 #include "commands.hpp"
 #include "counters.hpp"
 #include "engine_memory.hpp"
-#include "eviction_pool.hpp"
+#include "event_pool.hpp"
 #include "fault_injection.hpp"
 #include "host_words.hpp"
 #include "memory_map.hpp"
+#include "move_pool.hpp"
 #include "timeline.hpp"
 
 namespace deepum {
@@ -44,13 +47,14 @@ namespace deepum {
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  // eviction_threads: threads that serve the eviction lane (eviction_pool.hpp); 0, or where they
-  // cannot run, the lane is a stream of the worker's like the others.
-  Worker(int device, size_t eviction_threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
+  // prefetch_threads, eviction_threads: threads that serve the prefetch lane and the eviction lane
+  // (move_pool.hpp); 0, or where they cannot run, the lane is a stream of the worker's like the others.
+  Worker(int device, size_t prefetch_threads, size_t eviction_threads, EngineMemory& memory, Counters& counters,
+         Timeline& timeline)
       : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
     cudaSetDevice(device);
     cudaFree(nullptr);  // the primary context, current on this thread
-    if (eviction_threads) start_eviction_pool(eviction_threads);
+    if (prefetch_threads || eviction_threads) start_pools(prefetch_threads, eviction_threads);
     if (!host_words_ && !allocate_done_words())
       throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
     thread_ = std::thread([this] { run(); });
@@ -61,8 +65,8 @@ class Worker {
       stopping_ = true;
     }
     wake_.notify_one();
-    thread_.join();  // the eviction threads go on meanwhile: the worker's streams may wait for them
-    eviction_pool_.reset();
+    thread_.join();  // the pools go on meanwhile: the worker's streams may wait for them
+    for (auto& pool : pools_) pool.reset();
     cudaDeviceSynchronize();  // no kernel may still be about to read the progress words
     if (done_) cuMemFree(done_);
   }
@@ -70,26 +74,32 @@ class Worker {
   CUdeviceptr done_word(Lane lane) const {
     return host_words_ ? host_words_->device(lane) : done_ + lane * sizeof(uint64_t);
   }
-  // The last command on `lane` whose completion write is enqueued, or for eviction threads the last
-  // handed to them: the most a stream may wait for.
+  // The last command on `lane` whose completion write is enqueued, or for a pool's lane the last
+  // handed to it: the most a stream may wait for.
   uint64_t published(Lane lane) const {
-    if (lane == kEvicted && eviction_pool_) return eviction_pool_->published();
+    if (pools_[lane]) return pools_[lane]->published();
     return published_[lane].load(std::memory_order_acquire);
   }
-  // Whether eviction threads serve the eviction lane: its commands then need marks (stream_marks.hpp).
-  bool evicts_from_threads() const { return eviction_pool_ != nullptr; }
+  // Whether threads of a pool serve `lane`: its commands then need marks (stream_marks.hpp).
+  bool served_by_threads(Lane lane) const { return pools_[lane] != nullptr; }
+  // Takes the commands of one decision, in decision order. A pool's commands go to its threads at once
+  // while the worker has nothing left to issue, else behind the worker's own (hand_over).
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
-    std::vector<Command> evictions;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      for (auto& c : commands)
-        if (c.op == Op::kEvict && eviction_pool_)
-          evictions.push_back(c);
-        else
-          queue_.push_back(c);
+      bool behind = busy_ || !queue_.empty();
+      std::vector<Command> now;
+      for (auto& c : commands) {
+        if (!behind && pools_[lane_of(c.op)]) {
+          now.push_back(c);
+          continue;
+        }
+        queue_.push_back(c);
+        behind = true;
+      }
+      hand_over(std::move(now));
     }
-    if (eviction_pool_) eviction_pool_->submit(evictions);
     wake_.notify_one();
   }
   // Waits until every submitted command has been issued and has completed on the GPU.
@@ -99,7 +109,8 @@ class Worker {
     lock.unlock();
     for (cudaStream_t stream : streams_)
       if (stream) cudaStreamSynchronize(stream);
-    if (eviction_pool_) eviction_pool_->drain();
+    for (const auto& pool : pools_)
+      if (pool) pool->drain();
   }
 
  private:
@@ -136,21 +147,43 @@ class Worker {
            cuMemsetD8(done_, 0, kLanes * sizeof(uint64_t)) == CUDA_SUCCESS;
   }
 
-  // The eviction threads, with the lanes' progress words in pinned host memory where they read them;
-  // where either cannot be had, the failure is noted and the worker serves the lane.
-  void start_eviction_pool(size_t threads) {
+  // Hands a pool commands of one lane, each decided after every command the worker has issued or
+  // handed over before it: none of them can wait for a call the worker has yet to make (that call may
+  // wait for the CUDA driver's lock, held by a thread that waits for the GPU, which waits for the
+  // pool). Like a kernel's, each wait names only published work: a failed progress write is not waited
+  // for.
+  void hand_over(std::vector<Command>&& commands) {
+    std::vector<Command> run;
+    for (Command& c : commands) {
+      if (!run.empty() && lane_of(c.op) != lane_of(run.back().op)) {
+        pools_[lane_of(run.back().op)]->submit(run);
+        run.clear();
+      }
+      if (c.wait && c.wait_lane != lane_of(c.op)) c.wait = std::min(c.wait, published(c.wait_lane));
+      run.push_back(std::move(c));
+    }
+    if (!run.empty()) pools_[lane_of(run.back().op)]->submit(run);
+  }
+
+  // The pools, with the lanes' progress words in pinned host memory where they read them; where
+  // either cannot be had, the failure is noted and the worker serves the lanes.
+  void start_pools(size_t prefetch_threads, size_t eviction_threads) {
     auto words = std::make_unique<HostWords>(kLanes);
     if (!words->ok()) {
-      counters_.note_failure("eviction threads", "no pinned host memory for the progress words");
+      counters_.note_failure("move threads", "no pinned host memory for the progress words");
       return;
     }
-    auto pool = std::make_unique<EvictionPool>(device_, threads, memory_, *words, counters_, timeline_);
-    if (!pool->ok()) {
-      counters_.note_failure("eviction threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
-      return;
+    for (const auto& [lane, threads] : {std::pair{kToGpu, prefetch_threads}, std::pair{kEvicted, eviction_threads}}) {
+      if (!threads) continue;
+      auto pool = std::make_unique<MovePool>(lane, device_, threads, memory_, *words, counters_, timeline_);
+      if (!pool->ok()) {
+        counters_.note_failure("move threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
+        pools_ = {};
+        return;
+      }
+      pools_[lane] = std::move(pool);
     }
     host_words_ = std::move(words);
-    eviction_pool_ = std::move(pool);
   }
 
   // Coalesces runs of contiguous blocks (same operation, same ordering event) into one call each;
@@ -159,6 +192,12 @@ class Worker {
     size_t i = 0;
     while (i < batch.size()) {
       size_t j = i + 1;
+      if (pools_[lane_of(batch[i].op)]) {
+        while (j < batch.size() && lane_of(batch[j].op) == lane_of(batch[i].op)) ++j;
+        hand_over({batch.begin() + i, batch.begin() + j});
+        i = j;
+        continue;
+      }
       while (j < batch.size() && batch[j].op == batch[i].op && batch[j].after == batch[i].after &&
              batch[j].block == batch[j - 1].block + 1)
         ++j;
@@ -183,8 +222,8 @@ class Worker {
                                                CUDA_ERROR_UNKNOWN),
                                 "wait for another lane"))
           counters_.lane_waits++;
-        else if (other == kEvicted && eviction_pool_)
-          eviction_pool_->wait_done(target);  // fails closed: on the CPU, for evictions that make no CUDA call
+        else if (pools_[other])
+          pools_[other]->wait_done(target);  // fails closed: on the CPU, for moves that make no CUDA call
         else
           cudaStreamSynchronize(streams_[other]);  // fails closed: everything issued there has completed
         lane_waited_[lane][other] = target;
@@ -272,19 +311,19 @@ class Worker {
       copy(ranges, to_gpu, stream);
       return std::nullopt;
     }
-    cudaEvent_t done = nullptr;
-    if (DEEPUM_GUARDED(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaErrorUnknown) != cudaSuccess) {
+    DiscardEvent done;
+    if (discard_events_->take(done) != CUDA_SUCCESS) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
       return std::nullopt;
     }
-    if (DEEPUM_GUARDED(cudaEventRecord(done, stream), cudaErrorUnknown) != cudaSuccess) {
+    if (DEEPUM_GUARDED(cudaEventRecord(reinterpret_cast<cudaEvent_t>(done.get()), stream), cudaErrorUnknown) !=
+        cudaSuccess) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
-      cudaEventDestroy(done);
       cudaStreamSynchronize(stream);
       return std::nullopt;
     }
-    return DiscardEvent(reinterpret_cast<CUevent>(done), [](CUevent e) { cuEventDestroy(e); });
+    return done;
   }
 
   // The counter of the worker's time issuing moves of kind `op`.
@@ -345,9 +384,13 @@ class Worker {
   Counters& counters_;
   Timeline& timeline_;
   CUdeviceptr done_ = 0;  // kLanes words: the last command completed on each lane (GPU memory), or
-  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with eviction threads (which
-                                           // write kEvicted's)
-  std::unique_ptr<EvictionPool> eviction_pool_;
+  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with move threads (which
+                                           // write their lanes')
+  std::array<std::unique_ptr<MovePool>, kLanes> pools_;  // by lane: the threads serving it, if any
+  // Discard events, recycled: an allocation that drops the last holder of one makes no CUDA call. An
+  // event's destruction waits for the CUDA driver's lock, which a thread copying to the host holds
+  // while it waits for the GPU, and the allocation holds the memory map's lock, which the worker needs.
+  const std::shared_ptr<EventPool> discard_events_ = EventPool::make();
   std::atomic<uint64_t> published_[kLanes] = {};  // per lane: the last command whose write is enqueued
   cudaStream_t streams_[kLanes] = {};
   cudaMemLocation gpu_{}, host_{};

@@ -205,14 +205,16 @@ def case_side_stream(mode: str, how: str) -> dict:
             "side_busy_after_pressure": side_busy_after_pressure, "stats": deepum.stats()}
 
 
-def _config(eviction_threads: str):
-    """The config of a case: the default, with `eviction_threads` threads evicting ("0": none)."""
+def _config(eviction_threads: str = "", prefetch_threads: str = ""):
+    """The config of a case: the default, with `eviction_threads` threads evicting and `prefetch_threads`
+    threads prefetching where given ("0": none; "": the default's)."""
     import deepum
 
-    return deepum.DeepUMConfig(eviction_threads=int(eviction_threads))
+    threads = {"eviction_threads": eviction_threads, "prefetch_threads": prefetch_threads}
+    return deepum.DeepUMConfig(**{name: int(n) for name, n in threads.items() if n})
 
 
-def case_two_threads(mode: str, eviction_threads: str = "0") -> dict:
+def case_two_threads(mode: str, eviction_threads: str = "", prefetch_threads: str = "") -> dict:
     """Two threads launch on two streams: one reads a freshly freed tensor on its stream behind a GPU
     sleep, round after round, and checks the copy; the other presses the budget on its own stream
     meanwhile. Every check exact."""
@@ -222,7 +224,7 @@ def case_two_threads(mode: str, eviction_threads: str = "0") -> dict:
 
     import deepum
 
-    deepum.enable(mode, capacity=CAPACITY, max_managed_bytes=FUSE, config=_config(eviction_threads))
+    deepum.enable(mode, capacity=CAPACITY, max_managed_bytes=FUSE, config=_config(eviction_threads, prefetch_threads))
     words, rounds = SIDE_BYTES // 4, 10
     reader_done = threading.Event()
     outcome: dict = {}
@@ -304,14 +306,14 @@ def case_graph_replays(mode: str) -> dict:
 
 
 def case_train(mode: str, compile_mode: str = "", record: str = "", profile: str = "", disable: str = "1",
-               eviction_threads: str = "0") -> dict:
+               eviction_threads: str = "", prefetch_threads: str = "") -> dict:
     """_train under TRAIN_CAPACITY (compile_mode: a torch.compile mode; record: a trace path; profile="1":
     torch.profiler around PROFILED_STEPS; disable="0": the process exits with deepum still enabled;
-    eviction_threads: the config's)."""
+    eviction_threads, prefetch_threads: the config's, "" the default's)."""
     import deepum
 
     deepum.enable(mode, capacity=TRAIN_CAPACITY, max_managed_bytes=FUSE, record=record or None,
-                  config=_config(eviction_threads))
+                  config=_config(eviction_threads, prefetch_threads))
     profiler = _ProfileSteps(*PROFILED_STEPS) if profile == "1" else None
     result = _train(compile_mode=compile_mode, on_step=profiler)
     if profiler is not None:
@@ -638,6 +640,19 @@ def test_two_threads_on_two_streams_keep_every_copy_exact(allocator_built, evict
     assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
 
 
+def test_two_threads_with_move_threads_end_every_time(allocator_built):
+    """a3 again, six runs with four eviction threads and four prefetch threads or none: each run ends
+    within its limit and every check is exact. (A run hung where an allocation dropped the last holder
+    of a discard event and destroyed it, waiting for the CUDA driver's lock under the memory map's,
+    while the other thread's copy to the host held the driver's lock and waited for the GPU.)"""
+    for run in range(6):
+        result, _ = run_case("two_threads", mode="deepum", eviction_threads="4", prefetch_threads=str(4 * (run % 2)),
+                             timeout=120)
+        assert "reader_error" not in result and "presser_error" not in result, result
+        assert result["reader_exact"] == [True] * 10 and result["pressure_exact"], result
+        assert result["stats"]["cuda_errors"] == 0, result["stats"].get("last_cuda_error")
+
+
 def test_cuda_graph_replays_equal_eager_under_pressure(allocator_built):
     """b1: 20 replays of a captured forward, each bitwise equal to the eager forward, with pressure
     past the capacity between them; capture allocations in the graph's pool, not managed memory."""
@@ -674,14 +689,17 @@ def test_compiled_training_under_a_budget_equals_plain_compiled(allocator_built,
         assert any(name.startswith("triton") for name in names), sorted(names)[:40]
 
 
-def test_eviction_threads_keep_training_exact(allocator_built, plain_training):
-    """Training under a budget with four threads evicting through the unified-memory driver equals
-    mode none; they did the evictions, and the driver refused none."""
-    managed, _ = run_case("train", mode="deepum", eviction_threads="4")
+@pytest.mark.parametrize("prefetch_threads", ["0", "4"])
+def test_move_threads_keep_training_exact(allocator_built, plain_training, prefetch_threads):
+    """Training under a budget with four threads evicting through the unified-memory driver, and four
+    prefetching or none, equals mode none; the threads did the moves, and the driver refused none."""
+    managed, _ = run_case("train", mode="deepum", eviction_threads="4", prefetch_threads=prefetch_threads)
     stats = managed["stats"]
     assert_budget_pressed(stats)
     assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
     assert stats["direct_eviction_refusals"] == 0 and stats["direct_eviction_wait_ns"] > 0, _migrations(stats)
+    assert stats["direct_prefetch_refusals"] == 0
+    assert (stats["direct_prefetch_wait_ns"] > 0) == (prefetch_threads != "0"), _migrations(stats)
     assert managed["losses"] == plain_training["losses"]
     assert managed["digest"] == plain_training["digest"]
 

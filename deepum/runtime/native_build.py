@@ -84,7 +84,7 @@ MANAGED_ALLOCATOR = NativeLibrary("managed_allocator", ("kernels/managed_allocat
 ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/online_bindings.cpp", "driver_hooks/launch_hook.cpp", "driver_hooks/allocator_hook.cpp",
     "driver_hooks/fault_log.cpp", "driver_hooks/online.hpp", "driver_hooks/engine.hpp", "driver_hooks/event_pool.hpp",
-    "driver_hooks/worker.hpp", "driver_hooks/engine_memory.hpp", "driver_hooks/eviction_pool.hpp",
+    "driver_hooks/worker.hpp", "driver_hooks/engine_memory.hpp", "driver_hooks/move_pool.hpp",
     "driver_hooks/host_words.hpp", "driver_hooks/stream_marks.hpp", "driver_hooks/uvm_ioctl.hpp",
     "driver_hooks/commands.hpp", "driver_hooks/counters.hpp", "driver_hooks/memory_map.hpp",
     "driver_hooks/recorder.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",

@@ -517,6 +517,8 @@ def stats() -> dict:
     - ``direct_eviction_refusals``: evictions the eviction threads (``eviction_threads``) issued and the
       unified-memory driver refused (the blocks stayed where they were); ``direct_eviction_wait_ns``:
       the threads' time waiting on the CPU for the work each eviction runs after, in nanoseconds.
+      ``direct_prefetch_refusals``, ``direct_prefetch_wait_ns``: the same of the prefetch threads
+      (``prefetch_threads``).
     - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to a copy
       or a synchronization), the text of the last. ``injected_failures``: of those, the ones failed on
       purpose by the fault-injection build (environment variable DEEPUM_INJECT_FAULTS=N at first use).
@@ -598,7 +600,8 @@ _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", 
                   "segment_populate_bytes", "host_map_bytes", "launch_driver_ns",
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits",
-                  "direct_eviction_refusals", "direct_eviction_wait_ns", "hook_ns",
+                  "direct_eviction_refusals", "direct_eviction_wait_ns",
+                  "direct_prefetch_refusals", "direct_prefetch_wait_ns", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
                   "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",

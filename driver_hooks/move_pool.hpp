@@ -1,19 +1,20 @@
-// Evictions from threads of their own, each a synchronous UVM_MIGRATE to the host (uvm_ioctl.hpp).
-// Through the CUDA driver, evictions run one at a time whatever the threads issuing them; through the
-// unified-memory driver they run side by side, so several threads move more bytes out per second
-// (docs/results.md). The pool serves the eviction lane (commands.hpp) in the worker's place.
+// The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE
+// (uvm_ioctl.hpp), in the worker's place. Through the CUDA driver, evictions run one at a time whatever
+// the threads issuing them, and each call holds the driver's lock, which kernel launches wait for;
+// through the unified-memory driver, moves run side by side and launches go on (docs/results.md).
 //
 // No call of these threads goes through the CUDA driver: the worker's calls and the kernel launches
-// may hold its lock while a stream waits for an eviction, so an eviction that needed the lock could
+// may hold its lock while a stream waits for a move of the pool, so a move that needed the lock could
 // never come. A thread waits on the CPU for what its command runs after, as words of pinned memory:
 // the marks of the launching streams (stream_marks.hpp) and the other lanes' progress, which the
-// worker's streams write there. Commands are published when handed over, so a kernel may wait for an
-// eviction not yet issued. That cannot deadlock: a command runs after work launched before it was
-// decided and after commands decided before it, the threads take commands in the order they were
-// decided, and none of them waits for the CUDA driver; so the earliest command not done can always go.
+// worker's streams or the other pool write there. Commands are published when handed over, so a kernel
+// may wait for a move not yet issued. That cannot deadlock: a command runs after work launched before
+// it was decided and after commands decided before it, which the worker has issued or handed over
+// by then (Worker::hand_over), the threads take commands in the order they were decided, and none of
+// them waits for the CUDA driver; so the earliest command not done can go.
 //
-// A migration never changes what memory holds: an eviction the driver refuses, or one left out when
-// the pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
+// A migration never changes what memory holds: a move the driver refuses, or one left out when the
+// pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
 #pragma once
 #include <cuda.h>
 
@@ -38,20 +39,21 @@
 
 namespace deepum {
 
-class EvictionPool {
+class MovePool {
  public:
   static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
 
-  // `threads` threads evict the blocks of `memory` from `device`; `lane_words`: the lanes' progress, a
-  // word per lane, the pool writing kEvicted's. ok() is false where the pool cannot run: the worker
-  // then serves the lane on a stream.
-  EvictionPool(int device, size_t threads, const EngineMemory& memory, HostWords& lane_words,
-               Counters& counters, Timeline& timeline)
-      : memory_(memory), lane_words_(lane_words), counters_(counters), timeline_(timeline) {
+  // `threads` threads serve `lane` (kToGpu: prefetches to `device`; kEvicted: evictions from it) over
+  // the blocks of `memory`; `lane_words`: the lanes' progress, a word per lane, which the pool writes
+  // for its own. ok() is false where the pool cannot run: the worker then serves the lane on a stream.
+  MovePool(Lane lane, int device, size_t threads, const EngineMemory& memory, HostWords& lane_words,
+           Counters& counters, Timeline& timeline)
+      : lane_(lane), to_gpu_(lane == kToGpu), memory_(memory), lane_words_(lane_words), counters_(counters),
+        timeline_(timeline) {
     if (find_file(device))
       for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
-  ~EvictionPool() {
+  ~MovePool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);  // set under the lock: a thread about to wait sees it
       stopping_ = true;
@@ -62,27 +64,27 @@ class EvictionPool {
 
   // Whether the threads run: the driver's file was found.
   bool ok() const { return !threads_.empty(); }
-  // The last eviction such that it and every one before it are done (the lane's word).
-  uint64_t done() const { return lane_words_.load(kEvicted); }
-  // The last eviction handed over: the most a stream may wait for.
+  // The last command such that it and every one before it are done (the lane's word).
+  uint64_t done() const { return lane_words_.load(lane_); }
+  // The last command handed over: the most a stream may wait for.
   uint64_t published() const { return published_.load(std::memory_order_acquire); }
 
-  // Hands over evictions, numbered on the eviction lane in the order they were decided.
-  void submit(const std::vector<Command>& evictions) {
-    if (evictions.empty()) return;
+  // Hands over commands, numbered on the pool's lane in the order they were decided.
+  void submit(const std::vector<Command>& commands) {
+    if (commands.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      queue_.insert(queue_.end(), evictions.begin(), evictions.end());
+      queue_.insert(queue_.end(), commands.begin(), commands.end());
     }
-    published_.store(evictions.back().seq, std::memory_order_release);
+    published_.store(commands.back().seq, std::memory_order_release);
     wake_.notify_all();
   }
-  // Waits until every eviction handed over is done.
+  // Waits until every command handed over is done.
   void drain() {
     std::unique_lock<std::mutex> lock(mutex_);
     idle_.wait(lock, [this] { return queue_.empty() && busy_ == 0; });
   }
-  // Waits on the CPU until eviction `seq` and every one before it are done (a stream that could not be
+  // Waits on the CPU until command `seq` and every one before it are done (a stream that could not be
   // made to wait for them).
   void wait_done(uint64_t seq) const {
     while (done() < seq) std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -105,7 +107,7 @@ class EvictionPool {
         }
         ++busy_;
       }
-      if (wait_until_ready(run)) evict(run);
+      if (wait_until_ready(run)) move(run);
       complete(run);
     }
   }
@@ -117,7 +119,7 @@ class EvictionPool {
       if (stopping_.load(std::memory_order_relaxed)) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
-    counters_.direct_eviction_wait_ns += waiting.lap();
+    (to_gpu_ ? counters_.direct_prefetch_wait_ns : counters_.direct_eviction_wait_ns) += waiting.lap();
     return true;
   }
 
@@ -126,26 +128,27 @@ class EvictionPool {
       if (c.after)
         for (const Mark& m : c.after->marks)
           if (m.words->load(m.index) < m.value) return false;
-      if (c.wait && c.wait_lane != kEvicted && lane_words_.load(c.wait_lane) < c.wait) return false;
+      if (c.wait && c.wait_lane != lane_ && lane_words_.load(c.wait_lane) < c.wait) return false;
     }
     return true;
   }
 
-  void evict(const std::vector<Command>& run) {
+  void move(const std::vector<Command>& run) {
     std::vector<int64_t> blocks;
     for (const Command& c : run) blocks.push_back(c.block);
     for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
       const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
       Stopwatch issuing;
-      const bool moved = migrate(reinterpret_cast<const void*>(start), bytes);
-      counters_.worker_evict_ns += issuing.lap();
+      const bool moved = file_.migrate(reinterpret_cast<const void*>(start), bytes, to_gpu_);
+      (to_gpu_ ? counters_.worker_prefetch_ns : counters_.worker_evict_ns) += issuing.lap();
       if (!moved) {
-        counters_.direct_eviction_refusals++;
+        (to_gpu_ ? counters_.direct_prefetch_refusals : counters_.direct_eviction_refusals)++;
         continue;
       }
-      if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(Op::kEvict)});
-      counters_.evict_calls++;
-      counters_.evict_bytes += bytes;
+      if (began)
+        timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(to_gpu_ ? Op::kPrefetch : Op::kEvict)});
+      (to_gpu_ ? counters_.prefetch_calls : counters_.evict_calls)++;
+      (to_gpu_ ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
     }
   }
 
@@ -165,23 +168,23 @@ class EvictionPool {
     return file_.fd >= 0;
   }
 
-  bool migrate(const void* start, uint64_t bytes) const { return file_.migrate(start, bytes, false); }
-
   // Done: advances the lane's progress past every command done without a gap.
   void complete(const std::vector<Command>& run) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Command& c : run) finished_.insert(c.seq);
-    uint64_t done = lane_words_.load(kEvicted);
+    uint64_t done = lane_words_.load(lane_);
     while (!finished_.empty() && *finished_.begin() == done + 1) {
       finished_.erase(finished_.begin());
       ++done;
     }
-    lane_words_.store(kEvicted, done);
+    lane_words_.store(lane_, done);
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
   static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
 
+  const Lane lane_;
+  const bool to_gpu_;
   const EngineMemory& memory_;
   HostWords& lane_words_;
   Counters& counters_;
