@@ -1,11 +1,14 @@
 // deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
 // driver model, eviction by foreseen next use, the schedule, the foreach argument reader, the indexed
-// kernels' names) and the constants Python shares with it.
+// kernels' names, the worker's hand-over to its pools) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
+#include <vector>
 
 #include "fill_kernels.hpp"
+#include "hand_over.hpp"
 #include "indexed_kernels.hpp"
 #include "units.hpp"
 
@@ -41,6 +44,16 @@ PYBIND11_MODULE(_native, m) {
   m.def(
       "indexed_kernel", [](const std::string& name) { return deepum::indexed_kernel(name.c_str()); }, py::arg("name"),
       "Whether the kernel named `name` is indexed; same answer as deepum.specs.indexed_kernels.is_indexed.");
+  m.def(
+      "taken_at_once",
+      [](const std::vector<bool>& served_by_pool, bool worker_behind) {
+        return deepum::taken_at_once(served_by_pool.size(), worker_behind, [&](size_t i) { return served_by_pool[i]; });
+      },
+      py::arg("served_by_pool"), py::arg("worker_behind"),
+      "How many of one decision's commands the pools take at once (hand_over.hpp); served_by_pool: per command "
+      "in decision order, whether a pool serves its lane.");
+  m.def("published_wait", &deepum::published_wait, py::arg("wait"), py::arg("published"),
+        "The wait a command keeps when handed to a pool: only published work (hand_over.hpp).");
   m.def(
       "fill_kernel", [](const std::string& name) { return deepum::fill_kernel(name.c_str()); }, py::arg("name"),
       "Whether the kernel named `name` is a fill; same answer as deepum.specs.fill_kernels.is_fill.");

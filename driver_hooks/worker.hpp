@@ -37,6 +37,7 @@
 #include "engine_memory.hpp"
 #include "event_pool.hpp"
 #include "fault_injection.hpp"
+#include "hand_over.hpp"
 #include "host_words.hpp"
 #include "memory_map.hpp"
 #include "move_pool.hpp"
@@ -82,23 +83,17 @@ class Worker {
   }
   // Whether threads of a pool serve `lane`: its commands then need marks (stream_marks.hpp).
   bool served_by_threads(Lane lane) const { return pools_[lane] != nullptr; }
-  // Takes the commands of one decision, in decision order. A pool's commands go to its threads at once
-  // while the worker has nothing left to issue, else behind the worker's own (hand_over).
+  // Takes the commands of one decision, in decision order: the pools' ones that may go at once go to
+  // their threads (hand_over.hpp), the rest behind the worker's own.
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      bool behind = busy_ || !queue_.empty();
-      std::vector<Command> now;
-      for (auto& c : commands) {
-        if (!behind && pools_[lane_of(c.op)]) {
-          now.push_back(c);
-          continue;
-        }
-        queue_.push_back(c);
-        behind = true;
-      }
-      hand_over(std::move(now));
+      const size_t now = taken_at_once(commands.size(), busy_ || !queue_.empty(),
+                                       [&](size_t i) { return pools_[lane_of(commands[i].op)] != nullptr; });
+      queue_.insert(queue_.end(), commands.begin() + now, commands.end());
+      commands.resize(now);
+      hand_over(std::move(commands));
     }
     wake_.notify_one();
   }
@@ -147,11 +142,8 @@ class Worker {
            cuMemsetD8(done_, 0, kLanes * sizeof(uint64_t)) == CUDA_SUCCESS;
   }
 
-  // Hands a pool commands of one lane, each decided after every command the worker has issued or
-  // handed over before it: none of them can wait for a call the worker has yet to make (that call may
-  // wait for the CUDA driver's lock, held by a thread that waits for the GPU, which waits for the
-  // pool). Like a kernel's, each wait names only published work: a failed progress write is not waited
-  // for.
+  // Hands pools commands whose time has come (hand_over.hpp), each to the pool of its lane, every wait
+  // clamped to published work.
   void hand_over(std::vector<Command>&& commands) {
     std::vector<Command> run;
     for (Command& c : commands) {
@@ -159,7 +151,7 @@ class Worker {
         pools_[lane_of(run.back().op)]->submit(run);
         run.clear();
       }
-      if (c.wait && c.wait_lane != lane_of(c.op)) c.wait = std::min(c.wait, published(c.wait_lane));
+      if (c.wait && c.wait_lane != lane_of(c.op)) c.wait = published_wait(c.wait, published(c.wait_lane));
       run.push_back(std::move(c));
     }
     if (!run.empty()) pools_[lane_of(run.back().op)]->submit(run);

@@ -1,8 +1,8 @@
 """Seeds known bugs into the native policy, the memory map, the fault log's iteration bins, the foreach
 argument reader, the indexed kernels' marks, the managed allocator, the device-memory rule and its
-session's iteration marks, one at a time, each in a scratch copy of the checkout where deepum._native
-is rebuilt, and runs the tests that must catch it; prints which tests failed per mutation. A mutation
-no test catches is a hole in the tests.
+session's iteration marks and the worker's hand-over to its pools, one at a time, each in a scratch
+copy of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints
+which tests failed per mutation. A mutation no test catches is a hole in the tests.
 
     python tests/mutation_check.py [--only NAME]
 
@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.py", "tests/test_simulator.py",
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
          "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py",
-         "tests/test_runtime_cpu.py", "tests/test_warm_start_gpu_cpu.py", "tests/test_first_step_floor_cpu.py"]
+         "tests/test_runtime_cpu.py", "tests/test_warm_start_gpu_cpu.py", "tests/test_first_step_floor_cpu.py",
+         "tests/test_hand_over.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
@@ -47,6 +48,14 @@ MUTATIONS = {
     "eviction-threads-without-pre-eviction": (
         "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
         "return o.mode == Mode::kDeepUM ? o.eviction_threads : 0;"),
+    "hand-over-past-a-busy-worker": (
+        "driver_hooks/hand_over.hpp", "while (!worker_behind && taken < count && served_by_pool(taken))",
+        "while (taken < count && served_by_pool(taken))"),
+    "hand-over-the-workers-own-commands": (
+        "driver_hooks/hand_over.hpp", "while (!worker_behind && taken < count && served_by_pool(taken))",
+        "while (!worker_behind && taken < count)"),
+    "hand-over-unpublished-waits": (
+        "driver_hooks/hand_over.hpp", "return std::min(wait, published);", "return wait;"),
     "eviction-threads-rate-ignored": (
         "driver_hooks/uvm_model.hpp", "eviction_threads(options) ? cost.threaded_evict_bytes_per_s : cost.evict_bytes_per_s",
         "cost.evict_bytes_per_s"),
