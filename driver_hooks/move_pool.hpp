@@ -48,8 +48,8 @@ class MovePool {
   // for its own. ok() is false where the pool cannot run: the worker then serves the lane on a stream.
   MovePool(Lane lane, int device, size_t threads, const EngineMemory& memory, HostWords& lane_words,
            Counters& counters, Timeline& timeline)
-      : lane_(lane), to_gpu_(lane == kToGpu), memory_(memory), lane_words_(lane_words), counters_(counters),
-        timeline_(timeline) {
+      : lane_(lane), op_(lane == kToGpu ? Op::kPrefetch : Op::kEvict), memory_(memory), lane_words_(lane_words),
+        counted_(counted(lane, counters)), timeline_(timeline) {
     if (find_file(device))
       for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
@@ -119,7 +119,7 @@ class MovePool {
       if (stopping_.load(std::memory_order_relaxed)) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
-    (to_gpu_ ? counters_.direct_prefetch_wait_ns : counters_.direct_eviction_wait_ns) += waiting.lap();
+    counted_.wait_ns += waiting.lap();
     return true;
   }
 
@@ -139,16 +139,15 @@ class MovePool {
     for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
       const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
       Stopwatch issuing;
-      const bool moved = file_.migrate(reinterpret_cast<const void*>(start), bytes, to_gpu_);
-      (to_gpu_ ? counters_.worker_prefetch_ns : counters_.worker_evict_ns) += issuing.lap();
+      const bool moved = file_.migrate(reinterpret_cast<const void*>(start), bytes, op_ == Op::kPrefetch);
+      counted_.issue_ns += issuing.lap();
       if (!moved) {
-        (to_gpu_ ? counters_.direct_prefetch_refusals : counters_.direct_eviction_refusals)++;
+        counted_.refusals++;
         continue;
       }
-      if (began)
-        timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(to_gpu_ ? Op::kPrefetch : Op::kEvict)});
-      (to_gpu_ ? counters_.prefetch_calls : counters_.evict_calls)++;
-      (to_gpu_ ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+      if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(op_)});
+      counted_.calls++;
+      counted_.bytes += bytes;
     }
   }
 
@@ -181,13 +180,24 @@ class MovePool {
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
+  // The counters of one lane's moves.
+  struct Counted {
+    std::atomic<uint64_t> &wait_ns, &issue_ns, &refusals, &calls, &bytes;
+  };
+  static Counted counted(Lane lane, Counters& c) {
+    if (lane == kToGpu)
+      return {c.direct_prefetch_wait_ns, c.worker_prefetch_ns, c.direct_prefetch_refusals, c.prefetch_calls,
+              c.prefetch_bytes};
+    return {c.direct_eviction_wait_ns, c.worker_evict_ns, c.direct_eviction_refusals, c.evict_calls, c.evict_bytes};
+  }
+
   static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
 
   const Lane lane_;
-  const bool to_gpu_;
+  const Op op_;  // the move of the lane's commands
   const EngineMemory& memory_;
   HostWords& lane_words_;
-  Counters& counters_;
+  const Counted counted_;
   Timeline& timeline_;
   std::atomic<uint64_t> published_{0};
   std::mutex mutex_;
