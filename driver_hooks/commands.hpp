@@ -38,8 +38,8 @@ struct Mark {
 };
 
 // The GPU work a command runs after: one event per stream, recorded when the command was decided (the
-// launching stream, and for a discard also the streams that last used the block's memory); for an
-// eviction served by the eviction threads, also a mark per stream.
+// launching stream, and for a discard also the streams that last used the block's memory); for a
+// command that a pool's threads serve, also a mark per stream.
 struct After {
   std::vector<std::shared_ptr<CUevent_st>> events;
   std::vector<Mark> marks;

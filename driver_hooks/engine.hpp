@@ -151,8 +151,8 @@ class Engine : private MemoryFacts {
   }
 
  private:
-  struct Lanes {                         // a block's commands
-    Lane last = kToGpu;                  // lane of its latest command
+  struct Lanes {                  // a block's commands
+    Lane last = kToGpu;           // lane of its latest command
     uint64_t moved[kLanes] = {};  // per lane: the number of its latest command there (0: none)
   };
 
@@ -298,7 +298,7 @@ class Engine : private MemoryFacts {
   }
 
   // The work queued now on each of `streams`, beside the events of `also`; `marked`: also as marks
-  // (for the eviction threads). Fails closed: the work of a stream no event or mark can be recorded on
+  // (for the threads of a pool). Fails closed: the work of a stream no event or mark can be recorded on
   // is waited for by the CPU now.
   std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams,
                                            const std::shared_ptr<const After>& also = nullptr, bool marked = false) {
@@ -369,7 +369,7 @@ class Engine : private MemoryFacts {
   std::vector<uint8_t> fresh_;                  // of each: it received an allocation since the launch before
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
   std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
-  uint64_t lane_seq_[kLanes] = {};     // commands numbered so far on each lane
+  uint64_t lane_seq_[kLanes] = {};              // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
   const std::shared_ptr<EventPool> events_ = EventPool::make();  // the events work_before records
   StreamMarks marks_;  // the marks work_before writes
