@@ -1,0 +1,23 @@
+# Sourced by command_b.sh and command_c.sh: builds the tree (bench/device_setup.sh), runs a migration
+# probe for the UVM-path bound, and defines sweep() (bench/run_all.py at 0.75 and 0.5: none, um and
+# deepum, 8 steps of which 3 warm-up, the bound at the probe's rates).
+source bench/device_setup.sh
+left() { echo $(( 585 - ($(date +%s) - T0) )); }
+nvidia-smi --query-gpu=index,name,memory.free,driver_version --format=csv > $R/gpu.txt
+timeout 60 python3 bench/migration_probe.py --gib 2 -o $R/migration_probe.json > $R/migration_probe.log 2>&1
+grep "16 MiB" $R/migration_probe.log
+sweep() {  # $1 workload, $2 size flags
+  PYTHONPATH=. timeout $(left) python3 bench/run_all.py --out $R/sweep --workloads $1 --budgets 0.75,0.5 \
+    --ablation-budgets 0.75,0.5 --modes none,um,deepum --steps 8 --warmup 3 --timeout 150 \
+    --uvm-rates $R/migration_probe.json --size "$1=$2" > $R/sweep_$1.log 2>&1
+  grep -E "speedup_over_um|vs_in_memory" $R/sweep_$1.log | tail -4
+  echo "$1 done $(( $(date +%s) - T0 )) s"
+}
+summary() {
+  for f in $R/sweep/*.json; do python3 -c "
+import json; d=json.load(open('$f')); s=d.get('stats') or {}; b=d.get('bounds') or {}
+r=lambda x: round(x,4) if isinstance(x,float) else x
+print('$(basename $f)', d.get('status'), 'step', r(d.get('step_s_median') or 0), 'x uvm', r(b.get('step_over_uvm_path')),
+      'sha', (d.get('parameter_sha256') or '')[:12], 'errors', s.get('cuda_errors'), 'refused', s.get('direct_prefetch_refusals'), s.get('direct_eviction_refusals'))" 2>/dev/null; done
+  echo "total $(( $(date +%s) - T0 )) s"
+}
