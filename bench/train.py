@@ -223,7 +223,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
     """Step-time and traffic figures of a run: step times after `warmup` steps; per-iteration
     counters (deepum.stats()["per_iteration"], one row per step) of the same steps; footprint from
     the rows' touched_bytes, or managed_peak (bytes, the allocator's peak) where they touched nothing
-    because the engine slept without pressure (no footprint without rows)."""
+    or there are none, because the engine slept without pressure (on managed or device memory)."""
     measured = step_s[warmup:]
     rows = per_iteration[warmup:len(step_s)]
     median = statistics.median(measured)
@@ -233,7 +233,7 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "measured_steps": len(measured),
     }
     if not rows:
-        return figures
+        return {**figures, "footprint_bytes": managed_peak}
     per_step = {key: _mean(rows, key) for key in BYTE_COUNTERS}
     h2d = sum(per_step[key] or 0 for key in ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes"))
     footprint = max(row["touched_bytes"] for row in rows) or managed_peak

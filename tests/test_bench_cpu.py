@@ -259,8 +259,10 @@ def test_step_figures_from_per_iteration_rows():
     slept = bench_train.step_figures([3.0, 1.0, 2.0], asleep, 1, 4, None, managed_peak=1200)
     assert slept["footprint_bytes"] == 1200
     assert slept["gpu_busy_s_per_step"] is None and slept["gpu_idle_s_per_step"] is None  # no kernel records
+    on_device = bench_train.step_figures([3.0, 1.0], [], warmup=1, batch=4, capacity=None, managed_peak=1200)
+    assert on_device["footprint_bytes"] == 1200 and "faults_per_step" not in on_device  # device memory: no rows
     plain = bench_train.step_figures([3.0, 1.0], [], warmup=1, batch=4, capacity=None)
-    assert "footprint_bytes" not in plain and plain["step_s_spread"] == 0.0
+    assert plain["footprint_bytes"] is None and plain["step_s_spread"] == 0.0
 
 
 def parse_train(*argv):

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
-# call C: the sweep on this tree, ResNet-152 and the MoE (top-2 over 8 experts) at 0.75 and 0.5; then
-# tests/test_runtime_gpu.py whole in the time left.
+# call C: the sweep again, with the footprint of a run on device memory (bench/train.py), GPT-2 24L,
+# BERT-Large 24L and DLRM at 0.75 and 0.5.
 source bench/results/sweep_move_threads/sweep_common.sh
-sweep resnet152 "--batch 16 --image 224"
-sweep moe "--layers 12 --hidden 768 --heads 12 --seq 512 --batch 2"
+sweep gpt2 "--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4"
+sweep bert-large "--layers 24 --seq 128 --batch 8"
+sweep dlrm "--tables 8 --rows 500000 --dim 64 --lookups 32 --batch 2048"
 summary
 rm -rf $R/sweep/logs
-timeout $(( $(left) - 5 )) python3 -m pytest -q -p no:cacheprovider tests/test_runtime_gpu.py --durations=5 > $R/gpu_tests_c.log 2>&1
-echo "pytest exit $?"; grep -E "passed|failed|error" $R/gpu_tests_c.log | tail -3
-echo "done at $(( $(date +%s) - T0 )) s"
