@@ -20,7 +20,8 @@ picks one, bench/peer_methods.py).
 The record (sizes in bytes, times in seconds, per-step figures averaged over the steps after warm-up):
 - footprint_bytes: the peak bytes the model needs; torch.cuda.max_memory_reserved() without unified
   memory, the most bytes of managed blocks one iteration touches (deepum.stats()) with it, or the
-  peak managed bytes where the engine slept without pressure and counted none;
+  allocator's peak (deepum.stats()'s managed_bytes_peak) where the engine slept without pressure,
+  on managed or device memory, and counted none;
 - step_s (every step), step_s_median, step_s_spread (max - min), samples_per_s;
 - faults_per_step, bytes_per_step (fault_h2d, prefetch_h2d, other_h2d, d2h as CUPTI saw them;
   prefetch and evict as the engine issued them), h2d_bytes_per_step, d2h_bytes_per_step;
