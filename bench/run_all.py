@@ -390,6 +390,7 @@ def sweep_workload(args, workload: str) -> None:
         return
     probe = run_one(args, workload, PROBE_MODE, None, None)
     footprint = probe.get("footprint_bytes") if probe.get("status") == "ok" else None
+    why = "reported none" if probe.get("status") == "ok" else "did not succeed"
     for budget in args.budgets:
         for mode in um_modes:
             if mode in ABLATIONS and budget not in args.ablation_budgets:
@@ -398,7 +399,7 @@ def sweep_workload(args, workload: str) -> None:
                 run_one(args, workload, mode, budget, f"<{budget:g} x footprint>")
             elif not footprint:
                 skipped(args, run_name(workload, mode, budget), workload, mode,
-                        f"no footprint: the unbudgeted {PROBE_MODE} run did not succeed", {"budget_fraction": budget})
+                        f"no footprint: the unbudgeted {PROBE_MODE} run {why}", {"budget_fraction": budget})
             else:
                 run_one(args, workload, mode, budget, max(1, int(budget * footprint)))
 

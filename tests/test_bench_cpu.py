@@ -451,7 +451,7 @@ def test_sweep_skips_budgets_when_the_probe_measured_no_footprint(stub_train, tm
     monkeypatch.setenv("STUB_FOOTPRINT", "0")
     assert run_all.main(["--out", str(tmp_path), "--workloads", "dlrm", "--modes", "none,um", "--budgets", "0.5"]) == 0
     um = json.loads((tmp_path / "dlrm_um_b0.50.json").read_text())
-    assert um["status"] == "skipped" and "no footprint" in um["error"]
+    assert um["status"] == "skipped" and "no footprint: the unbudgeted deepum run reported none" in um["error"]
 
 
 def test_sweep_skips_unified_memory_runs_above_the_safety_limit(stub_train, tmp_path, monkeypatch):
