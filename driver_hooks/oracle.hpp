@@ -1,7 +1,8 @@
 // The oracle (offline only): it knows the trace's future. Its prefetcher's window holds exactly the
 // next `lookahead` kernels' blocks; its replacement evicts the block used furthest ahead (Belady).
-// Both plug into the policy core (policy.hpp) as DeepUM's do, so the oracle is DeepUM's decisions
-// with perfect knowledge: the ceiling for the deepum policy.
+// Both plug into the policy core (policy.hpp) as DeepUM's do, and the core maps from the host what
+// deepum's host mapping would, so the oracle is DeepUM's decisions with perfect knowledge: a reference
+// for deepum's copies (Belady's rule saves copies, not waiting: not a bound on time).
 #pragma once
 #include <cstdint>
 #include <queue>

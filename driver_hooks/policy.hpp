@@ -20,7 +20,8 @@
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
 // - existence: a block that is not memory now (MemoryFacts::exists) is neither prefetched nor mapped.
-// - host mapping (deepum with host_map_uses and next-use eviction), at the first launch of each
+// - host mapping (deepum with host_map_uses and next-use eviction; the oracle with host_map_uses, its
+//   uses counted as deepum's next-use rule counts them), at the first launch of each
 //   iteration under pressure: blocks the last iteration used in few launches within a short span of
 //   it (the optimizer's state) or, with host_map_indexed, in few launches all of indexed kernels (an
 //   embedding table: its lookups and its sparse update) are mapped from the host (while mapped, none
@@ -135,6 +136,8 @@ class Policy {
     if (options_.mode == Mode::kOracle && (!prefetcher_ || !replacement_))
       throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
     if (deepum) learn_afresh();
+    if (options_.mode == Mode::kOracle && options_.host_map_uses > 0)
+      oracle_counts_ = std::make_unique<NextUseEviction>(options_.foresight_iterations);
   }
 
   // The dense index of UM block `number` (numbered when new).
@@ -163,6 +166,8 @@ class Policy {
       warm_.known += warm_known_.count(exec_id);
     }
     if (replacement_) replacement_->launch(launch_, exec_id, indexed);
+    if (oracle_counts_) oracle_counts_->launch(launch_, exec_id, indexed);
+    NextUseEviction* const counts = use_counts();
     Schedule::Step step{};
     const bool scheduled = schedule_ && schedule_->launch(exec_id, blocks, count, resident_, step);
     missing_.clear();
@@ -177,7 +182,7 @@ class Policy {
       }
       if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);
       if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
-      if (next_use_) next_use_->rule().count_use(b, launch_, fresh && fresh[i], fill);
+      if (counts) counts->count_use(b, launch_, fresh && fresh[i], fill);
     }
     for (Block b : missing_) {
       make_resident(b);
@@ -404,10 +409,14 @@ class Policy {
   void start_foresight(uint64_t first) {
     if (warm_.state == WarmStart::kOnTrial) judge_warm_start();
     if (replacement_) replacement_->start_iteration(first);
+    if (oracle_counts_) oracle_counts_->start_iteration(first);
     if (schedule_) schedule_->start_iteration();
     foresight_start_ = first;
     map_at_next_launch_ = true;
   }
+
+  // The rule whose counted uses host mapping reads: deepum's next-use rule, or the oracle's counts.
+  NextUseEviction* use_counts() { return next_use_ ? &next_use_->rule() : oracle_counts_.get(); }
 
   // The blocks touched so far exceed the capacity, or a loaded state says they will.
   bool under_pressure() const {
@@ -420,12 +429,13 @@ class Policy {
   void map_from_host() {
     std::vector<Block> loaded;
     if (warm_.state != WarmStart::kOnTrial) loaded.swap(loaded_mapped_);
-    if (!next_use_ || options_.host_map_uses == 0 || !under_pressure()) return;
+    NextUseEviction* const counts = use_counts();
+    if (!counts || options_.host_map_uses == 0 || !under_pressure()) return;
     std::vector<Block> chosen, back;
     const auto take = [&](Block b) {
       if (memory_.exists(b) && !memory_.dead(b)) chosen.push_back(b);
     };
-    next_use_->rule().short_lived(options_.host_map_uses, options_.host_map_span_percent, options_.host_map_indexed,
+    counts->short_lived(options_.host_map_uses, options_.host_map_span_percent, options_.host_map_indexed,
                                   [&](int64_t b) { take(Block(b)); });
     for (Block b : loaded) take(b);
     std::sort(chosen.begin(), chosen.end());
@@ -508,7 +518,7 @@ class Policy {
     const Block waiting = to_map_when_evicted();
     const Block chosen = ruled_victim(need_at);
     if (waiting == kNone || (chosen != kNone && invalidates() && memory_.dead(chosen))) return chosen;
-    if (chosen != kNone) next_use_->rule().spare(chosen, launch_);
+    if (chosen != kNone && next_use_) next_use_->rule().spare(chosen, launch_);  // the oracle's stays a candidate
     return waiting;
   }
 
@@ -605,6 +615,7 @@ class Policy {
   std::unique_ptr<Schedule> schedule_;          // deepum with schedule; null: the window alone
   CorrelationPrefetcher* correlation_ = nullptr;  // deepum: prefetcher_
   NextUseReplacement* next_use_ = nullptr;        // deepum with next-use eviction: replacement_
+  std::unique_ptr<NextUseEviction> oracle_counts_;  // the oracle with host mapping: its uses, counted
   WarmStartStatus warm_;
   std::unordered_set<uint64_t> warm_known_;     // on trial: the exec IDs the loaded state knows
   std::unordered_set<uint64_t> warm_launched_;  // on trial: the distinct exec IDs launched

@@ -48,6 +48,11 @@ MUTATIONS = {
     "eviction-threads-without-pre-eviction": (
         "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
         "return o.mode == Mode::kDeepUM ? o.eviction_threads : 0;"),
+    "oracle-counts-no-uses": (
+        "driver_hooks/policy.hpp", "return next_use_ ? &next_use_->rule() : oracle_counts_.get();",
+        "return next_use_ ? &next_use_->rule() : nullptr;"),
+    "oracle-counts-no-iterations": (
+        "driver_hooks/policy.hpp", "if (oracle_counts_) oracle_counts_->start_iteration(first);", ""),
     "hand-over-past-a-busy-worker": (
         "driver_hooks/hand_over.hpp", "while (!worker_behind && taken < count && served_by_pool(taken))",
         "while (taken < count && served_by_pool(taken))"),

@@ -17,8 +17,9 @@ POLICY_HELP = {
     "advise": "um plus, under budget pressure, each kernel's missing blocks prefetched just before it",
     "deepum": "correlation prefetch of the predicted next kernels' blocks, pre-eviction and invalidation of "
               "freed blocks (each switchable off with --no-prefetch, --no-pre-evict, --no-invalidate)",
-    "oracle": "knows the future: prefetches the next `lookahead` kernels' blocks (the config's lookahead) and "
-              "evicts the block used furthest ahead; the ceiling for deepum",
+    "oracle": "knows the future: prefetches the next `lookahead` kernels' blocks (the config's lookahead), "
+              "evicts the block used furthest ahead and maps from the host what deepum's host mapping "
+              "maps; a reference for deepum's copies",
 }
 
 

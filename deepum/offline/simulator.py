@@ -14,7 +14,9 @@ Policies:
   prediction window does not need, invalidation (no copy) of blocks the caching allocator has freed;
   each part switchable off through DeepUMConfig for ablation.
 - ``oracle``: knows the future: prefetches exactly the next ``lookahead`` kernels' blocks and evicts the
-  block used furthest in the future (dead ones without a copy); the ceiling for ``deepum``.
+  block used furthest in the future (dead ones without a copy), and maps from the host the blocks
+  ``deepum``'s host mapping maps (``host_map_uses``, counted as deepum counts them): a reference for
+  ``deepum``'s copies, not a bound on its time (Belady's rule saves copies, not waiting).
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ from .trace_format import BLOCK_BYTES, Trace
 from ..units import counted, format_bytes
 
 POLICIES = ("um", "advise", "deepum", "oracle")
+
+ORACLE_SETTINGS = ("lookahead", "host_map_uses", "host_map_span_percent", "host_map_indexed", "foresight_iterations")
+"""The DeepUMConfig settings the oracle follows (its window's length and deepum's host mapping)."""
 
 _TIMELINE_KEYS = ("kernel_t_start_s", "kernel_t_end_s", "kernel_faults", "kernel_prefetch_bytes",
                   "kernel_evict_bytes", "kernel_discard_bytes", "kernel_fault_stall_s", "kernel_prefetch_wait_s",
@@ -255,5 +260,5 @@ def _reported_config(policy: str, config: DeepUMConfig) -> dict | None:
     if policy == "deepum":
         return config.to_dict()
     if policy == "oracle":
-        return {"lookahead": config.lookahead}
+        return {key: getattr(config, key) for key in ORACLE_SETTINGS}
     return None
