@@ -422,11 +422,29 @@ GPU_PARTS = (("compute", "tab:green", None), ("slower_kernels", "tab:olive", "GP
 is TIME_PARTS')."""
 
 
+CLIP_OVER = 1.6
+"""plot_time_accounting: a panel's axis ends at this many times its tallest run other than um's (or
+bound), so deepum's bars stay legible beside um's many times taller ones, which are cut and labelled."""
+
+
+def accounting_top(rows: list[dict]) -> float | None:
+    """Seconds where a time-accounting panel's axis ends: CLIP_OVER times the largest step or bound of
+    its runs other than um's, or None (the axis fits every bar) when nothing would be cut."""
+    others = [r for r in rows if r["mode"] != "um"]
+    tallest = max((value for r in others for value in (r["step_s_median"], *((r.get("bounds") or {}).get(key)
+                   for key in ("uvm_path_s", "pinned_copy_s"))) if value is not None), default=None)
+    if tallest is None:
+        return None
+    top = CLIP_OVER * tallest
+    return top if any(r["step_s_median"] > top for r in rows) else None
+
+
 def plot_time_accounting(records: list[dict], path: Path) -> None:
     """Per workload, one stacked bar per run under a budget below 1 (by budget, then mode): its step
     split by time_split, a black tick at the step time, and across the bar the UVM-path bound (solid)
     and the pinned-copy bound (dashed) of bench/bounds.py; beside it, where the record has the GPU's
-    busy time, a narrow bar of gpu_split."""
+    busy time, a narrow bar of gpu_split. Bars past accounting_top are cut there and labelled with
+    their step; one legend below the panels."""
     groups = _groups(records)
     plt, fig, axes = _axes(len(groups), "Where the step goes (bars) against the bounds (lines)")
     for ax, (label, group) in zip(axes, groups):
@@ -455,12 +473,24 @@ def plot_time_accounting(records: list[dict], path: Path) -> None:
                 if bounds.get(key) is not None:
                     ax.hlines(bounds[key] * 1e3, i - 0.45, i + 0.45, color="magenta", linestyles=style,
                               label=once(legend))
+        top = accounting_top(rows)
+        if top is not None:
+            ax.set_ylim(0, top * 1e3)
+            for i, r in enumerate(rows):
+                if r["step_s_median"] > top:
+                    ax.text(i, top * 1e3 * 0.97, f"{r['step_s_median'] * 1e3:,.0f} ms ↑", ha="center", va="top",
+                            fontsize=7, rotation=90, color="white", fontweight="bold")
         ax.set_xticks(range(len(rows)), [f"{r['mode']} {r['budget_fraction']:.2f}" for r in rows], rotation=35,
                       ha="right", fontsize=7)
         ax.set_title(label)
         ax.set_ylabel("ms per step")
-    _legends(axes)
-    fig.tight_layout()
+    entries = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(text, handle)
+    if entries:
+        fig.legend(entries.values(), entries.keys(), loc="lower center", ncol=min(5, len(entries)), fontsize=8)
+    fig.tight_layout(rect=(0, 0.16 if entries else 0, 1, 1))
     fig.savefig(path, dpi=120)
     plt.close(fig)
 

@@ -195,6 +195,16 @@ def test_gpu_split_is_compute_slower_kernels_and_idle_summing_to_the_step(record
     assert sum(bench_report.gpu_split(dict(deepum, gpu_busy_s_per_step=0.5)).values()) == pytest.approx(0.4)
 
 
+def test_time_accounting_cuts_the_axis_above_every_run_but_um():
+    deepum = {"mode": "deepum", "step_s_median": 0.5, "bounds": {"uvm_path_s": 0.6, "pinned_copy_s": 0.2}}
+    um = {"mode": "um", "step_s_median": 4.0}
+    assert bench_report.accounting_top([um, deepum]) == pytest.approx(bench_report.CLIP_OVER * 0.6)  # the bound
+    assert bench_report.accounting_top([dict(um, step_s_median=0.9), deepum]) is None  # nothing would be cut
+    assert bench_report.accounting_top([um]) is None                                   # um alone: fit it
+    assert bench_report.accounting_top([um, {"mode": "deepum", "step_s_median": 0.3}]) == pytest.approx(
+        bench_report.CLIP_OVER * 0.3)                                                   # a record without bounds
+
+
 def test_markdown_table(records):
     text = bench_report.markdown(records, "python3 bench/run_all.py --out x")
     assert "GPU NVIDIA H200; driver 580.159.04; CUDA 13.0; PyTorch 2.11.0+cu130" in text
