@@ -38,7 +38,8 @@ The record (sizes in bytes, times in seconds):
   per rank, and in the unified-memory modes faults_per_step, faults_by_step, bytes_per_step, ...),
   losses, parameter_sha256, footprint_bytes (mode none: torch.cuda.max_memory_reserved(); the
   unified-memory modes: the most bytes of managed blocks one iteration touches,
-  deepum.stats()["per_iteration"]'s touched_bytes, over the iterations after the first two),
+  deepum.stats()["per_iteration"]'s touched_bytes, over the iterations after the first two, or the
+  allocator's peak, managed_bytes_peak, where the engine slept without pressure and counted none),
   peak_resident_bytes (mode none: as footprint; else deepum.stats()'s), peak_allocated_bytes (mode
   none), capacity_bytes (the engine's, from deepum.stats()), gpu_page_faults, cuda_errors,
   prefetch_bytes, demand_prefetch_bytes, evict_bytes, discard_bytes (deepum.stats() totals), stats
@@ -192,13 +193,15 @@ def parameter_digest(model) -> str:
     return digest.hexdigest()
 
 
-def footprint(torch, runtime_mode: str, per_iteration: list[dict]) -> int | None:
+def footprint(torch, runtime_mode: str, per_iteration: list[dict], managed_peak: int | None = None) -> int | None:
     """Mode none: torch.cuda.max_memory_reserved(); unified memory: the most touched_bytes of an
-    iteration after the first FOOTPRINT_SKIP (all iterations when there are no more)."""
+    iteration after the first FOOTPRINT_SKIP (all iterations when there are no more), or managed_peak
+    (bytes, the allocator's peak) where they touched nothing or there are none, because the engine
+    slept without pressure (on managed or device memory)."""
     if runtime_mode == "none":
         return torch.cuda.max_memory_reserved()
     rows = per_iteration[FOOTPRINT_SKIP:] or per_iteration
-    return max((row["touched_bytes"] for row in rows), default=None)
+    return max((row["touched_bytes"] for row in rows), default=0) or managed_peak
 
 
 def train_rank(torch, args, device) -> tuple[dict, object]:
@@ -229,7 +232,7 @@ def train_rank(torch, args, device) -> tuple[dict, object]:
         "stats": {**{key: stats[key] for key in STATS_KEYS if key in stats}, "per_iteration": per_iteration},
     }
     if cuda:
-        figures["footprint_bytes"] = footprint(torch, args.runtime_mode, per_iteration)
+        figures["footprint_bytes"] = footprint(torch, args.runtime_mode, per_iteration, stats.get("managed_bytes_peak"))
         if args.runtime_mode == "none":
             figures["peak_resident_bytes"] = figures["footprint_bytes"]
             figures["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()

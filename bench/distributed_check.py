@@ -10,7 +10,8 @@ that footprint. Writes every run's record and distributed_check.json.
 Each run is `python -m torch.distributed.run --standalone --nproc-per-node N bench/distributed.py
 ...` with DEEPUM_NO_OVERSUBSCRIBE=1 (bench/guard.py), its output in RUN.log and RUN.err beside its
 record RUN.json. The footprint is the largest over ranks of the deepum-without-budget run's per-rank
-footprint (the most bytes of managed blocks one iteration touches, after the first two); the budget
+footprint (the most bytes of managed blocks one iteration touches, after the first two, or the
+allocator's peak where the engine slept without pressure); the budget
 --fraction of it is given to every rank (--capacity is per rank). A run that fails or passes
 --timeout is recorded as such (status, returncode, the tail of its stderr) and the check goes on;
 without a mode-none record or a footprint the runs that need them are recorded as skipped.

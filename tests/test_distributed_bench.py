@@ -70,6 +70,15 @@ def job_record(digests, mode="um", step_s=0.2, status="ok", **extra):
             "footprint_bytes": 1000, "footprint_bytes_by_rank": [1000] * len(digests), **extra}
 
 
+def test_footprint_of_an_engine_asleep_is_the_allocators_peak():
+    rows = [{"touched_bytes": 900}, {"touched_bytes": 700}, {"touched_bytes": 500}, {"touched_bytes": 600}]
+    assert distributed.footprint(None, "deepum", rows, managed_peak=1200) == 600     # after the first two
+    asleep = [{"touched_bytes": 0}] * 4
+    assert distributed.footprint(None, "deepum", asleep, managed_peak=1200) == 1200  # on managed memory
+    assert distributed.footprint(None, "deepum", [], managed_peak=1200) == 1200      # on device memory: no rows
+    assert distributed.footprint(None, "deepum", []) is None
+
+
 def test_bitwise_equal_compares_every_rank_with_the_same_rank():
     none = job_record(["a", "b"], mode="none")
     assert distributed_check.bitwise_equal(job_record(["a", "b"]), none) is True
