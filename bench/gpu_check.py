@@ -1,6 +1,7 @@
 """Runs bench/train.py once per mode on the GPU and compares them: mode none without a budget
 (reference parameters, in-memory step time), deepum without a budget (its overhead, and the
-footprint: the peak of managed memory resident on the GPU), then um and deepum at a budget of a
+footprint: train.py's footprint_bytes, the most bytes of managed blocks a measured step touches, or
+the allocator's peak where the engine slept without pressure), then um and deepum at a budget of a
 fraction of that footprint. Every run after none is bounded against none's step (bench/bounds.py).
 Writes gpu_check.json.
 
@@ -50,8 +51,10 @@ def main() -> int:
     reference = train("none", args.out, extra)
     extra += ["--reference", str(args.out / "train_none.json")]
     runs = {"none": reference, "deepum_unbudgeted": train("deepum", args.out, extra, tag="_unbudgeted")}
-    # The footprint: the most managed memory one training step touches (after the first two).
-    footprint = max(row["touched_bytes"] for row in runs["deepum_unbudgeted"]["stats"]["per_iteration"][2:])
+    footprint = runs["deepum_unbudgeted"].get("footprint_bytes")
+    if not footprint:
+        print("gpu_check: the unbudgeted deepum run reported no footprint; no budget to run under", file=sys.stderr)
+        return 1
     capacity = int(footprint * args.fraction)
     for mode in args.modes.split(","):
         runs[mode] = train(mode, args.out, extra, capacity)

@@ -3,6 +3,7 @@ the report from synthetic records, the sweep's orchestration with a stand-in for
 argument errors, and (with torch) every workload training a step at tiny sizes."""
 import json
 import math
+import sys
 
 import pytest
 
@@ -277,6 +278,28 @@ def test_step_figures_from_per_iteration_rows():
 
 def parse_train(*argv):
     return bench_train.parse_args(["-o", "out.json", *argv])
+
+
+@pytest.mark.parametrize("footprint", [4000, None])
+def test_gpu_check_budgets_from_the_unbudgeted_runs_footprint(footprint, tmp_path, monkeypatch, capsys):
+    (gpu_check,) = load("gpu_check")
+    ran = []
+
+    def train(mode, out, extra, capacity=None, tag=""):
+        ran.append((mode + tag, capacity))
+        return {"step_s_median": 1.0, "parameter_sha256": "same", "stats": {"per_iteration": []},
+                "footprint_bytes": footprint if tag == "_unbudgeted" else None}
+
+    monkeypatch.setattr(gpu_check, "train", train)
+    monkeypatch.setattr(sys, "argv", ["gpu_check.py", "--fraction", "0.5", "--out", str(tmp_path)])
+    if footprint is None:  # an engine that reported none: nothing runs under a budget
+        assert gpu_check.main() == 1
+        assert "reported no footprint" in capsys.readouterr().err and ran == [("none", None), ("deepum_unbudgeted", None)]
+        return
+    assert gpu_check.main() == 0
+    assert ran == [("none", None), ("deepum_unbudgeted", None), ("um", 2000), ("deepum", 2000)]
+    summary = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert (summary["footprint_bytes"], summary["capacity_bytes"]) == (4000, 2000)
 
 
 def test_train_keeps_the_gpu_check_call_form():
