@@ -39,19 +39,36 @@
 
 namespace deepum {
 
+// The driver's file through which the CUDA driver manages this process's managed memory: the one that
+// takes a move of a small managed allocation of its own to GPU `device` (fd -1: none does). Found once
+// for every pool of a worker.
+inline uvm_ioctl::File find_driver_file(int device) {
+  constexpr size_t kProbeBytes = 64 << 10;
+  CUdevice dev;
+  CUuuid uuid;
+  CUdeviceptr probe = 0;
+  if (cuDeviceGet(&dev, device) != CUDA_SUCCESS || cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS ||
+      cuMemAllocManaged(&probe, kProbeBytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
+    return {};
+  uint8_t gpu[16];
+  std::memcpy(gpu, uuid.bytes, sizeof gpu);
+  const uvm_ioctl::File file = uvm_ioctl::find_file(gpu, reinterpret_cast<const void*>(probe), kProbeBytes, true);
+  cuMemFree(probe);
+  return file;
+}
+
 class MovePool {
  public:
   static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
 
-  // `threads` threads serve `lane` (kToGpu: prefetches to `device`; kEvicted: evictions from it) over
-  // the blocks of `memory`; `lane_words`: the lanes' progress, a word per lane, which the pool writes
-  // for its own. ok() is false where the pool cannot run: the worker then serves the lane on a stream.
-  MovePool(Lane lane, int device, size_t threads, const EngineMemory& memory, HostWords& lane_words,
+  // `threads` threads serve `lane` (kToGpu: prefetches to the GPU; kEvicted: evictions from it) over
+  // the blocks of `memory`, through `file` (find_driver_file, found); `lane_words`: the lanes'
+  // progress, a word per lane, which the pool writes for its own.
+  MovePool(Lane lane, size_t threads, const uvm_ioctl::File& file, const EngineMemory& memory, HostWords& lane_words,
            Counters& counters, Timeline& timeline)
       : lane_(lane), op_(lane == kToGpu ? Op::kPrefetch : Op::kEvict), memory_(memory), lane_words_(lane_words),
-        counted_(counted(lane, counters)), timeline_(timeline) {
-    if (find_file(device))
-      for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
+        counted_(counted(lane, counters)), timeline_(timeline), file_(file) {
+    for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~MovePool() {
     {
@@ -62,8 +79,6 @@ class MovePool {
     for (auto& t : threads_) t.join();
   }
 
-  // Whether the threads run: the driver's file was found.
-  bool ok() const { return !threads_.empty(); }
   // The last command such that it and every one before it are done (the lane's word).
   uint64_t done() const { return lane_words_.load(lane_); }
   // The last command handed over: the most a stream may wait for.
@@ -151,22 +166,6 @@ class MovePool {
     }
   }
 
-  // The driver's file through which the CUDA driver manages this process's managed memory: the one
-  // that takes a move of a small managed allocation of the pool's own to `device`.
-  bool find_file(int device) {
-    CUdevice dev;
-    CUuuid uuid;
-    CUdeviceptr probe = 0;
-    if (cuDeviceGet(&dev, device) != CUDA_SUCCESS || cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS ||
-        cuMemAllocManaged(&probe, kProbeBytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
-      return false;
-    uint8_t gpu[16];
-    std::memcpy(gpu, uuid.bytes, sizeof gpu);
-    file_ = uvm_ioctl::find_file(gpu, reinterpret_cast<const void*>(probe), kProbeBytes, true);
-    cuMemFree(probe);
-    return file_.fd >= 0;
-  }
-
   // Done: advances the lane's progress past every command done without a gap.
   void complete(const std::vector<Command>& run) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -191,8 +190,6 @@ class MovePool {
     return {c.direct_eviction_wait_ns, c.worker_evict_ns, c.direct_eviction_refusals, c.evict_calls, c.evict_bytes};
   }
 
-  static constexpr size_t kProbeBytes = 64 << 10;  // the allocation that finds the driver's file
-
   const Lane lane_;
   const Op op_;  // the move of the lane's commands
   const EngineMemory& memory_;
@@ -206,7 +203,7 @@ class MovePool {
   std::set<uint64_t> finished_;  // done, past a gap in the progress
   size_t busy_ = 0;
   std::atomic<bool> stopping_{false};
-  uvm_ioctl::File file_;  // set before the threads start
+  const uvm_ioctl::File file_;
   std::vector<std::thread> threads_;
 };
 

@@ -165,16 +165,14 @@ class Worker {
       counters_.note_failure("move threads", "no pinned host memory for the progress words");
       return;
     }
-    for (const auto& [lane, threads] : {std::pair{kToGpu, prefetch_threads}, std::pair{kEvicted, eviction_threads}}) {
-      if (!threads) continue;
-      auto pool = std::make_unique<MovePool>(lane, device_, threads, memory_, *words, counters_, timeline_);
-      if (!pool->ok()) {
-        counters_.note_failure("move threads", "no /dev/nvidia-uvm file took a move, or no pinned progress word");
-        pools_ = {};
-        return;
-      }
-      pools_[lane] = std::move(pool);
+    const uvm_ioctl::File file = find_driver_file(device_);
+    if (file.fd < 0) {
+      counters_.note_failure("move threads", "no /dev/nvidia-uvm file took a move");
+      return;
     }
+    for (const auto& [lane, threads] : {std::pair{kToGpu, prefetch_threads}, std::pair{kEvicted, eviction_threads}})
+      if (threads)
+        pools_[lane] = std::make_unique<MovePool>(lane, threads, file, memory_, *words, counters_, timeline_);
     host_words_ = std::move(words);
   }
 
