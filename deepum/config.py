@@ -130,6 +130,11 @@ class DeepUMConfig:
                                             "wait behind them for the CUDA driver's lock (docs/results.md); 0 issues "
                                             "them through the CUDA driver on the worker's stream. No effect on "
                                             "replays")
+    discard_threads: int = _size(4, 0, 16, "online engine: threads that issue invalidation's discards and "
+                                           "populations straight to the unified-memory driver (UVM_DISCARD, then "
+                                           "UVM_MIGRATE), so that kernel launches do not wait behind them for the "
+                                           "CUDA driver's lock (docs/results.md); 0 issues them through the CUDA "
+                                           "driver on the worker's stream. No effect on replays")
 
     def __post_init__(self):
         for name, knob in KNOBS.items():

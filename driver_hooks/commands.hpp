@@ -53,6 +53,11 @@ struct Command {
   Lane wait_lane = kToGpu;  // run after command `wait` of lane `wait_lane` (the block's previous command;
   uint64_t wait = 0;        // 0: none, or on this command's own lane, which runs in order anyway)
   uint64_t ticket = 0;      // kDiscard, kPopulate: the choice's ticket (MemoryMap::choose_discard)
+  // Filled when handed to a pool (Worker::hand_over), so that its threads never take the memory map's
+  // lock: the block's part of its managed segment (bytes 0: none left), and for a discard or a
+  // population whether its choice was taken then (false: cancelled; a population then moves with a copy).
+  uint64_t start = 0, bytes = 0, segment = 0;
+  bool taken = false;
 };
 
 }  // namespace deepum

@@ -47,10 +47,12 @@ struct Counters {
   std::atomic<uint64_t> demand_prefetch_calls{0}, demand_prefetch_bytes{0};
   std::atomic<uint64_t> param_info_failures_func{0}, param_info_failures_kernel{0}, launches_without_arguments{0};
   std::atomic<uint64_t> lane_waits{0};  // waits of a worker lane for another lane's progress
-  // Move threads (move_pool.hpp): evictions and prefetches the driver refused (the blocks stayed), and
-  // the threads' time waiting for the work each move runs after
+  // Move threads (move_pool.hpp): evictions and prefetches the driver refused (the blocks stayed),
+  // discards and populations it refused (moved with a copy instead), and the threads' time waiting
+  // for the work each move runs after
   std::atomic<uint64_t> direct_eviction_refusals{0}, direct_eviction_wait_ns{0};
   std::atomic<uint64_t> direct_prefetch_refusals{0}, direct_prefetch_wait_ns{0};
+  std::atomic<uint64_t> direct_discard_refusals{0}, direct_discard_wait_ns{0};
   std::atomic<uint64_t> tensor_list_launches{0};   // foreach launches read slot by slot (tensor_lists.hpp)
   std::atomic<uint64_t> tensor_list_fallbacks{0};  // foreach launches whose tensor list was scanned whole
   std::atomic<uint64_t> indexed_launches{0};       // launches of indexed kernels (indexed_kernels.hpp)

@@ -38,7 +38,8 @@ class Engine : private MemoryFacts {
          Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, prefetch_threads(options), eviction_threads(options), memory, counters, timeline) {
+        worker_(device, {prefetch_threads(options), eviction_threads(options), discard_threads(options)}, memory, counters,
+                timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }
@@ -288,7 +289,7 @@ class Engine : private MemoryFacts {
     const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked);
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
-    if (!discard_users_.empty()) discards_after = work_before(discard_users_, after);
+    if (!discard_users_.empty()) discards_after = work_before(discard_users_, after, marked);
     for (size_t i = 0; i < commands.size(); ++i) {
       Command& c = commands[i];
       c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
@@ -297,13 +298,16 @@ class Engine : private MemoryFacts {
     worker_.submit(std::move(commands));
   }
 
-  // The work queued now on each of `streams`, beside the events of `also`; `marked`: also as marks
-  // (for the threads of a pool). Fails closed: the work of a stream no event or mark can be recorded on
-  // is waited for by the CPU now.
+  // The work queued now on each of `streams`, beside the events and marks of `also`; `marked`: also as
+  // marks (for the threads of a pool). Fails closed: the work of a stream no event or mark can be
+  // recorded on is waited for by the CPU now.
   std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams,
                                            const std::shared_ptr<const After>& also = nullptr, bool marked = false) {
     auto after = std::make_shared<After>();
-    if (also) after->events = also->events;
+    if (also) {
+      after->events = also->events;
+      after->marks = also->marks;
+    }
     for (CUstream s : streams) {
       if (marked) {
         Mark mark{};

@@ -249,8 +249,8 @@ class MemoryMap {
     forget_if_idle(it);
     return valid;
   }
-  // The worker is done with a taken choice of b. With `done`, the discard was issued and allocations
-  // in b wait for it (an allocation that waits for the latest waits for the earlier ones too: each
+  // The worker is done with a taken choice of b. With `done`, the discard was issued (or handed to
+  // threads that issue it: `done` is then their progress reaching it) and allocations in b wait for it (an allocation that waits for the latest waits for the earlier ones too: each
   // runs after the block's previous command); without, nothing was discarded (the range moved with
   // a copy, or the CPU waited for it). Allocations held meanwhile (on_alloc) go on.
   void discard_finished(int64_t b, const Event* done) {

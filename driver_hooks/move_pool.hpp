@@ -1,7 +1,8 @@
-// The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE
-// (uvm_ioctl.hpp), in the worker's place. Through the CUDA driver, evictions run one at a time whatever
-// the threads issuing them, and each call holds the driver's lock, which kernel launches wait for;
-// through the unified-memory driver, moves run side by side and launches go on (docs/results.md).
+// The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE, or
+// for the discard lane a UVM_DISCARD then a UVM_MIGRATE (uvm_ioctl.hpp), in the worker's place. Through
+// the CUDA driver, evictions run one at a time whatever the threads issuing them, and each call holds
+// the driver's lock, which kernel launches wait for; through the unified-memory driver, moves run side
+// by side and launches go on (docs/results.md).
 //
 // No call of these threads goes through the CUDA driver: the worker's calls and the kernel launches
 // may hold its lock while a stream waits for a move of the pool, so a move that needed the lock could
@@ -14,7 +15,10 @@
 // them waits for the CUDA driver; so the earliest command not done can go.
 //
 // A migration never changes what memory holds: a move the driver refuses, or one left out when the
-// pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault).
+// pool stops, leaves its block where it is (the GPU's use of it is then a hit, or a fault). A discard
+// drops only memory whose choice the worker took when handing it over (Worker::hand_over): dead then,
+// and every allocation in it since waits for the lane's word to pass the discard, which the threads
+// advance only once it returned (or was left out).
 #pragma once
 #include <cuda.h>
 
@@ -32,7 +36,6 @@
 
 #include "commands.hpp"
 #include "counters.hpp"
-#include "engine_memory.hpp"
 #include "host_words.hpp"
 #include "timeline.hpp"
 #include "uvm_ioctl.hpp"
@@ -61,13 +64,12 @@ class MovePool {
  public:
   static constexpr size_t kRunBlocks = 8;  // most contiguous blocks one call moves
 
-  // `threads` threads serve `lane` (kToGpu: prefetches to the GPU; kEvicted: evictions from it) over
-  // the blocks of `memory`, through `file` (find_driver_file, found); `lane_words`: the lanes'
-  // progress, a word per lane, which the pool writes for its own.
-  MovePool(Lane lane, size_t threads, const uvm_ioctl::File& file, const EngineMemory& memory, HostWords& lane_words,
-           Counters& counters, Timeline& timeline)
-      : lane_(lane), op_(lane == kToGpu ? Op::kPrefetch : Op::kEvict), memory_(memory), lane_words_(lane_words),
-        counted_(counted(lane, counters)), timeline_(timeline), file_(file) {
+  // `threads` threads serve `lane` (kToGpu: prefetches to the GPU; kEvicted: evictions from it;
+  // kDiscarded: discards and populations) through `file` (find_driver_file, found); `lane_words`: the
+  // lanes' progress, a word per lane, which the pool writes for its own.
+  MovePool(Lane lane, size_t threads, const uvm_ioctl::File& file, HostWords& lane_words, Counters& counters,
+           Timeline& timeline)
+      : lane_(lane), lane_words_(lane_words), counters_(counters), timeline_(timeline), file_(file) {
     for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~MovePool() {
@@ -116,7 +118,7 @@ class MovePool {
         run.assign(1, queue_.front());
         queue_.pop_front();
         while (!queue_.empty() && run.size() < kRunBlocks && queue_.front().block == run.back().block + 1 &&
-               queue_.front().after == run.front().after) {
+               queue_.front().after == run.front().after && queue_.front().op == run.front().op) {
           run.push_back(queue_.front());
           queue_.pop_front();
         }
@@ -134,7 +136,7 @@ class MovePool {
       if (stopping_.load(std::memory_order_relaxed)) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
-    counted_.wait_ns += waiting.lap();
+    wait_ns() += waiting.lap();
     return true;
   }
 
@@ -148,22 +150,61 @@ class MovePool {
     return true;
   }
 
+  // Moves a run of commands of one op: each contiguous range of it in one call (a discard's: those
+  // whose choice was taken; a cancelled population moves with a copy).
   void move(const std::vector<Command>& run) {
-    std::vector<int64_t> blocks;
-    for (const Command& c : run) blocks.push_back(c.block);
-    for (const auto& [start, bytes] : memory_.contiguous_ranges(blocks)) {
-      const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
-      Stopwatch issuing;
-      const bool moved = file_.migrate(reinterpret_cast<const void*>(start), bytes, op_ == Op::kPrefetch);
-      counted_.issue_ns += issuing.lap();
-      if (!moved) {
-        counted_.refusals++;
-        continue;
-      }
-      if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(op_)});
-      counted_.calls++;
-      counted_.bytes += bytes;
+    const Op op = run.front().op;
+    const bool discards = op == Op::kDiscard || op == Op::kPopulate, to_gpu = op != Op::kEvict && op != Op::kDiscard;
+    std::vector<const Command*> copied, dropped;
+    for (const Command& c : run) {
+      if (!c.bytes) continue;
+      if (!discards) copied.push_back(&c);
+      else if (c.taken) dropped.push_back(&c);
+      else if (op == Op::kPopulate) copied.push_back(&c);  // cancelled: its contents count again
     }
+    for (const auto& [start, bytes] : ranges(copied)) issue(op, start, bytes, to_gpu, false);
+    for (const auto& [start, bytes] : ranges(dropped)) issue(op, start, bytes, to_gpu, true);
+  }
+
+  // One call: a migration, or a discard then a migration (the range then holds indeterminate data).
+  // A discard the driver refuses is a migration with a copy instead.
+  void issue(Op op, uint64_t start, uint64_t bytes, bool to_gpu, bool discard) {
+    const void* range = reinterpret_cast<const void*>(start);
+    const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
+    Stopwatch issuing;
+    if (discard && !file_.discard(range, bytes)) {
+      counters_.direct_discard_refusals++;  // nothing dropped: the range moves with a copy
+      discard = false;
+    }
+    const bool moved = file_.migrate(range, bytes, to_gpu);
+    issue_ns(op) += issuing.lap();
+    if (!moved) {
+      (lane_ == kToGpu ? counters_.direct_prefetch_refusals
+       : lane_ == kEvicted ? counters_.direct_eviction_refusals : counters_.direct_discard_refusals)++;
+      return;
+    }
+    const Op done = discard ? op : to_gpu ? Op::kPrefetch : Op::kEvict;
+    if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(done)});
+    const bool populated = discard && to_gpu, dropped = discard && !to_gpu;
+    (populated ? counters_.populate_calls : dropped ? counters_.discard_calls
+     : to_gpu ? counters_.prefetch_calls : counters_.evict_calls)++;
+    (populated ? counters_.populate_bytes : dropped ? counters_.discard_bytes
+     : to_gpu ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+  }
+
+  // The commands' parts as contiguous ranges, each within one segment (one call may not span two).
+  static std::vector<std::pair<uint64_t, uint64_t>> ranges(const std::vector<const Command*>& commands) {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    uint64_t segment = 0;
+    for (const Command* c : commands) {
+      if (!out.empty() && out.back().first + out.back().second == c->start && segment == c->segment) {
+        out.back().second += c->bytes;
+      } else {
+        out.emplace_back(c->start, c->bytes);
+        segment = c->segment;
+      }
+    }
+    return out;
   }
 
   // Done: advances the lane's progress past every command done without a gap.
@@ -179,22 +220,22 @@ class MovePool {
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
-  // The counters of one lane's moves.
-  struct Counted {
-    std::atomic<uint64_t> &wait_ns, &issue_ns, &refusals, &calls, &bytes;
-  };
-  static Counted counted(Lane lane, Counters& c) {
-    if (lane == kToGpu)
-      return {c.direct_prefetch_wait_ns, c.worker_prefetch_ns, c.direct_prefetch_refusals, c.prefetch_calls,
-              c.prefetch_bytes};
-    return {c.direct_eviction_wait_ns, c.worker_evict_ns, c.direct_eviction_refusals, c.evict_calls, c.evict_bytes};
+  std::atomic<uint64_t>& wait_ns() {
+    return lane_ == kToGpu ? counters_.direct_prefetch_wait_ns
+           : lane_ == kEvicted ? counters_.direct_eviction_wait_ns : counters_.direct_discard_wait_ns;
+  }
+  std::atomic<uint64_t>& issue_ns(Op op) {
+    switch (op) {
+      case Op::kPrefetch: return counters_.worker_prefetch_ns;
+      case Op::kEvict: return counters_.worker_evict_ns;
+      case Op::kDiscard: return counters_.worker_discard_ns;
+      default: return counters_.worker_populate_ns;
+    }
   }
 
   const Lane lane_;
-  const Op op_;  // the move of the lane's commands
-  const EngineMemory& memory_;
   HostWords& lane_words_;
-  const Counted counted_;
+  Counters& counters_;
   Timeline& timeline_;
   std::atomic<uint64_t> published_{0};
   std::mutex mutex_;

@@ -211,6 +211,8 @@ py::dict stats() {
   out["lane_waits"] = rt.counters.lane_waits.load();
   out["direct_eviction_refusals"] = rt.counters.direct_eviction_refusals.load();
   out["direct_eviction_wait_ns"] = rt.counters.direct_eviction_wait_ns.load();
+  out["direct_discard_refusals"] = rt.counters.direct_discard_refusals.load();
+  out["direct_discard_wait_ns"] = rt.counters.direct_discard_wait_ns.load();
   out["direct_prefetch_refusals"] = rt.counters.direct_prefetch_refusals.load();
   out["direct_prefetch_wait_ns"] = rt.counters.direct_prefetch_wait_ns.load();
   out["launches_ignored"] = rt.counters.launches_ignored.load();

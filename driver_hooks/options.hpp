@@ -30,6 +30,7 @@ struct Options {
   bool prefetch = true, pre_evict = true, invalidate = true;
   size_t eviction_threads = 0;     // deepum: threads evicting through the unified-memory driver
   size_t prefetch_threads = 0;     // deepum: threads prefetching through the unified-memory driver
+  size_t discard_threads = 0;      // deepum: threads discarding through the unified-memory driver
 };
 
 // Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the
@@ -48,6 +49,11 @@ inline size_t eviction_threads(const Options& o) {
 // behind them for the CUDA driver's lock: deepum's correlation prefetch only.
 inline size_t prefetch_threads(const Options& o) {
   return o.mode == Mode::kDeepUM && o.prefetch ? o.prefetch_threads : 0;
+}
+// The threads that issue invalidation's discards and populations (move_pool.hpp), for the same reason:
+// deepum's invalidation only.
+inline size_t discard_threads(const Options& o) {
+  return o.mode == Mode::kDeepUM && o.invalidate ? o.discard_threads : 0;
 }
 
 }  // namespace deepum

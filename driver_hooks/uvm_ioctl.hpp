@@ -1,9 +1,10 @@
-// Migrations through the unified-memory driver's own call, UVM_MIGRATE, on the /dev/nvidia-uvm file
-// through which the CUDA driver manages this process's managed memory (UVM_MIGRATE_PARAMS of
-// kernel-open/nvidia-uvm/uvm_ioctl.h in NVIDIA's open kernel modules, the same from the 555 to the 595
-// series; bench/uvm_ioctls.py is the Python side). The call takes no lock of the CUDA driver, so kernel
-// launches and other threads' moves go on beside it (docs/results.md). A migration never changes what
-// memory holds, whoever issues it.
+// Migrations and discards through the unified-memory driver's own calls, UVM_MIGRATE and UVM_DISCARD,
+// on the /dev/nvidia-uvm file through which the CUDA driver manages this process's managed memory
+// (UVM_MIGRATE_PARAMS and UVM_DISCARD_PARAMS of kernel-open/nvidia-uvm/uvm_ioctl.h in NVIDIA's open
+// kernel modules, the same from the 575 to the 595 series; bench/uvm_ioctls.py is the Python side).
+// The calls take no lock of the CUDA driver, so kernel launches and other threads' moves go on beside
+// them (docs/results.md). A migration never changes what memory holds, whoever issues it; a discard
+// drops the contents of its range, so only the caller knows when that is allowed.
 #pragma once
 #include <dirent.h>
 #include <sys/ioctl.h>
@@ -17,6 +18,7 @@
 namespace uvm_ioctl {
 
 constexpr unsigned long kMigrate = 51;  // UVM_MIGRATE: on Linux the ioctl's number is the command
+constexpr unsigned long kDiscard = 80;  // UVM_DISCARD
 
 struct MigrateParams {  // UVM_MIGRATE_PARAMS
   uint64_t base;
@@ -31,6 +33,19 @@ struct MigrateParams {  // UVM_MIGRATE_PARAMS
   uint32_t rm_status;  // 0: NV_OK
 };
 static_assert(sizeof(MigrateParams) == 80, "UVM_MIGRATE_PARAMS layout");
+
+struct DiscardParams {  // UVM_DISCARD_PARAMS
+  uint64_t base;
+  uint64_t length;
+  uint64_t flags;
+  uint32_t rm_status;  // 0: NV_OK
+};
+static_assert(sizeof(DiscardParams) == 32, "UVM_DISCARD_PARAMS layout");
+
+// UVM_DISCARD_FLAGS_UNMAP: the discarded pages are unmapped, so a write to them lands and ends their
+// discard, whatever happens to the range afterwards (without it, any access is undefined until a
+// migration of the range).
+constexpr uint64_t kDiscardUnmap = 1;
 
 // NV_PROCESSOR_UUID_CPU_DEFAULT: the host as a migration's destination.
 constexpr uint8_t kCpuUuid[16] = {0xa6, 0x5e, 0x0f, 0x4e, 0xd7, 0xd4, 0x7b, 0xa2,
@@ -49,6 +64,18 @@ struct File {
     std::memcpy(p.destination_uuid, to_gpu ? gpu_uuid : kCpuUuid, 16);
     p.cpu_numa_node = -1;
     return fd >= 0 && ioctl(fd, kMigrate, &p) == 0 && p.rm_status == 0;
+  }
+
+  // Drops the contents of [start, start + bytes): marks its pages discarded and unmaps them, so that
+  // the next migration of the range copies none of them (and ends their discard) and a write before
+  // that lands and ends it too; the range holds indeterminate data from now on. False where the
+  // driver refused (nothing dropped).
+  bool discard(const void* start, size_t bytes) const {
+    DiscardParams p{};
+    p.base = reinterpret_cast<uint64_t>(start);
+    p.length = bytes;
+    p.flags = kDiscardUnmap;
+    return fd >= 0 && ioctl(fd, kDiscard, &p) == 0 && p.rm_status == 0;
   }
 };
 

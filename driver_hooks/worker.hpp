@@ -10,10 +10,10 @@
 // commands of its own blocks (engine.hpp), so a kernel runs on data in place instead of faulting on
 // it while it is still moving. A wait only ever names a write already enqueued (as an event wait
 // names a recorded event), so no stream can wait on work that a blocked thread has yet to issue.
-// The exception is a lane that threads of their own serve (move_pool.hpp: prefetches, evictions):
-// they make no CUDA call, so a stream may wait for moves they have yet to issue; the worker hands them
-// a command only once it has issued its own commands decided before it; the lanes' progress words are
-// then in pinned host memory, where those threads read them.
+// The exception is a lane that threads of their own serve (move_pool.hpp: prefetches, evictions,
+// discards): they make no CUDA call, so a stream may wait for moves they have yet to issue; the worker
+// hands them a command only once it has issued its own commands decided before it; the lanes' progress
+// words are then in pinned host memory, where those threads read them.
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -30,6 +30,7 @@
 #include <stdexcept>
 #include <utility>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "commands.hpp"
@@ -48,14 +49,16 @@ namespace deepum {
 // Issues migrations on background streams; never takes the GIL.
 class Worker {
  public:
-  // prefetch_threads, eviction_threads: threads that serve the prefetch lane and the eviction lane
-  // (move_pool.hpp); 0, or where they cannot run, the lane is a stream of the worker's like the others.
-  Worker(int device, size_t prefetch_threads, size_t eviction_threads, EngineMemory& memory, Counters& counters,
-         Timeline& timeline)
+  // The threads that serve the prefetch, eviction and discard lanes (move_pool.hpp); for a lane with
+  // none, or where they cannot run, the lane is a stream of the worker's like the others.
+  struct PoolThreads {
+    size_t prefetch = 0, eviction = 0, discard = 0;
+  };
+  Worker(int device, PoolThreads threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
       : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
     cudaSetDevice(device);
     cudaFree(nullptr);  // the primary context, current on this thread
-    if (prefetch_threads || eviction_threads) start_pools(prefetch_threads, eviction_threads);
+    if (threads.prefetch || threads.eviction || threads.discard) start_pools(threads);
     if (!host_words_ && !allocate_done_words())
       throw std::runtime_error("deepum: could not allocate the worker's progress words on the GPU");
     thread_ = std::thread([this] { run(); });
@@ -143,8 +146,22 @@ class Worker {
   }
 
   // Hands pools commands whose time has come (hand_over.hpp), each to the pool of its lane, every wait
-  // clamped to published work.
+  // clamped to published work, with its block's place in memory, so that the threads never take the
+  // memory map's lock. A discard or a population takes its choice now, when the allocator has had
+  // the least time to hand the block out again (which cancels it); allocations in the block from now
+  // on make their streams wait for the discard lane's word to reach the command.
   void hand_over(std::vector<Command>&& commands) {
+    {
+      std::lock_guard<std::mutex> lock(memory_.mutex());
+      for (Command& c : commands) {
+        std::tie(c.start, c.bytes, c.segment) = memory_.managed_part(c.block);
+        if (c.op != Op::kDiscard && c.op != Op::kPopulate) continue;
+        c.taken = c.bytes && memory_.take_pending(c.block, c.ticket);
+        if (!c.taken) continue;
+        const DiscardEvent done{nullptr, host_words_, kDiscarded, c.seq};
+        memory_.discard_finished(c.block, &done);
+      }
+    }
     std::vector<Command> run;
     for (Command& c : commands) {
       if (!run.empty() && lane_of(c.op) != lane_of(run.back().op)) {
@@ -159,8 +176,8 @@ class Worker {
 
   // The pools, with the lanes' progress words in pinned host memory where they read them; where
   // either cannot be had, the failure is noted and the worker serves the lanes.
-  void start_pools(size_t prefetch_threads, size_t eviction_threads) {
-    auto words = std::make_unique<HostWords>(kLanes);
+  void start_pools(const PoolThreads& threads) {
+    auto words = std::make_shared<HostWords>(kLanes);
     if (!words->ok()) {
       counters_.note_failure("move threads", "no pinned host memory for the progress words");
       return;
@@ -170,9 +187,9 @@ class Worker {
       counters_.note_failure("move threads", "no /dev/nvidia-uvm file took a move");
       return;
     }
-    for (const auto& [lane, threads] : {std::pair{kToGpu, prefetch_threads}, std::pair{kEvicted, eviction_threads}})
-      if (threads)
-        pools_[lane] = std::make_unique<MovePool>(lane, threads, file, memory_, *words, counters_, timeline_);
+    for (const auto& [lane, count] :
+         {std::pair{kToGpu, threads.prefetch}, std::pair{kEvicted, threads.eviction}, std::pair{kDiscarded, threads.discard}})
+      if (count) pools_[lane] = std::make_unique<MovePool>(lane, count, file, *words, counters_, timeline_);
     host_words_ = std::move(words);
   }
 
@@ -302,12 +319,12 @@ class Worker {
       return std::nullopt;
     }
     DiscardEvent done;
-    if (discard_events_->take(done) != CUDA_SUCCESS) {
+    if (discard_events_->take(done.event) != CUDA_SUCCESS) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaStreamSynchronize(stream);  // without an event to order re-allocations after: nothing may reuse it first
       return std::nullopt;
     }
-    if (DEEPUM_GUARDED(cudaEventRecord(reinterpret_cast<cudaEvent_t>(done.get()), stream), cudaErrorUnknown) !=
+    if (DEEPUM_GUARDED(cudaEventRecord(reinterpret_cast<cudaEvent_t>(done.event.get()), stream), cudaErrorUnknown) !=
         cudaSuccess) {
       note_error(to_gpu ? "populate event" : "discard event", cudaErrorUnknown);
       cudaStreamSynchronize(stream);
@@ -374,8 +391,8 @@ class Worker {
   Counters& counters_;
   Timeline& timeline_;
   CUdeviceptr done_ = 0;  // kLanes words: the last command completed on each lane (GPU memory), or
-  std::unique_ptr<HostWords> host_words_;  // ... in pinned host memory, with move threads (which
-                                           // write their lanes')
+  std::shared_ptr<HostWords> host_words_;  // ... in pinned host memory, with move threads (which
+                                           // write their lanes'; discards' waits keep them)
   std::array<std::unique_ptr<MovePool>, kLanes> pools_;  // by lane: the threads serving it, if any
   // Discard events, recycled: an allocation that drops the last holder of one makes no CUDA call. An
   // event's destruction waits for the CUDA driver's lock, which a thread copying to the host holds

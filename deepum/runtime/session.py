@@ -508,7 +508,8 @@ def stats() -> dict:
       before the discard was issued. ``allocation_waits_for_discard``: allocations made to wait for a
       discard in flight in their block (their stream waits, not their thread).
       ``allocation_holds_for_discard``: allocations whose thread was held while the worker issued a
-      discard in their block (until the discard's completion event was recorded).
+      discard in their block (until the discard's completion event was recorded; never with discard
+      threads, which take their choices when they are handed them).
       ``managed_allocations``: allocations the caching allocator
       made in deepum's managed segments (tensors, not segments).
     - ``kernel_waits``: waits of a kernel's stream for its blocks' migrations; ``kernel_waits_unissued``:
@@ -518,7 +519,9 @@ def stats() -> dict:
       unified-memory driver refused (the blocks stayed where they were); ``direct_eviction_wait_ns``:
       the threads' time waiting on the CPU for the work each eviction runs after, in nanoseconds.
       ``direct_prefetch_refusals``, ``direct_prefetch_wait_ns``: the same of the prefetch threads
-      (``prefetch_threads``).
+      (``prefetch_threads``). ``direct_discard_refusals``, ``direct_discard_wait_ns``: of the discard
+      threads (``discard_threads``), discards and populations whose discard the driver refused (they
+      moved with a copy instead), and the threads' wait.
     - ``cuda_errors``, ``last_cuda_error``: failed CUDA calls of the engine (each falls back to a copy
       or a synchronization), the text of the last. ``injected_failures``: of those, the ones failed on
       purpose by the fault-injection build (environment variable DEEPUM_INJECT_FAULTS=N at first use).
@@ -601,7 +604,8 @@ _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", 
                   "host_unmap_bytes", "prefetch_calls",
                   "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits",
                   "direct_eviction_refusals", "direct_eviction_wait_ns",
-                  "direct_prefetch_refusals", "direct_prefetch_wait_ns", "hook_ns",
+                  "direct_prefetch_refusals", "direct_prefetch_wait_ns",
+                  "direct_discard_refusals", "direct_discard_wait_ns", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
                   "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
