@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# call D: the compiled GPU safety tests and the runtime GPU tests on the tree of call C.
+source bench/device_setup.sh
+nvidia-smi --query-gpu=index,name,memory.free,driver_version --format=csv > $R/gpu.txt
+PYTHONPATH=. timeout 200 python3 -m pytest -v -p no:cacheprovider -rs --timeout 150 tests/test_safety_gpu.py -k compiled > $R/safety_compiled.log 2>&1
+echo "compiled rc=$? at $(( $(date +%s) - T0 )) s"
+PYTHONPATH=. timeout $(( 590 - ($(date +%s) - T0) )) python3 -m pytest -v -p no:cacheprovider -rs --timeout 150 tests/test_runtime_gpu.py > $R/runtime.log 2>&1
+echo "runtime rc=$? at $(( $(date +%s) - T0 )) s"
+grep -hE "PASSED|FAILED|ERROR|SKIPPED|Timeout|passed|failed" $R/safety_compiled.log $R/runtime.log | tail -30
