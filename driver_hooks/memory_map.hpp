@@ -261,6 +261,14 @@ class MemoryMap {
     forget_if_idle(it);
     issuing_done_.notify_all();
   }
+  // Takes one choice of b for threads of their own that issue it later (Worker::hand_over): as
+  // take_pending, and when it may be issued, discard_finished with `done` (their progress reaching it)
+  // at once, so no allocation is held and each in b from now on waits for `done`. True when taken.
+  bool take_handed(int64_t b, uint64_t ticket, const Event& done) {
+    if (!take_pending(b, ticket)) return false;
+    discard_finished(b, &done);
+    return true;
+  }
   uint64_t discards_cancelled() const { return discards_cancelled_; }
   uint64_t allocation_waits() const { return allocation_waits_; }
   uint64_t allocation_holds() const { return allocation_holds_; }

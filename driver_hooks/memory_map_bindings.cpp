@@ -75,6 +75,10 @@ class MemoryMapUnderTest {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.take_pending(b, ticket);
   }
+  bool take_handed(int64_t b, uint64_t ticket, int64_t event) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    return map_.take_handed(b, ticket, event);
+  }
   void discard_finished(int64_t b, std::optional<int64_t> event) {
     std::lock_guard<std::mutex> lock(map_.mutex());
     map_.discard_finished(b, event ? &*event : nullptr);
@@ -145,6 +149,9 @@ void bind_memory_map(py::module_& m) {
            "(ticket, last users) of a discard of the block chosen now: the streams it must also wait "
            "for; None when the block is not dead.")
       .def("take_pending", &MemoryMapUnderTest::take_pending, py::arg("block"), py::arg("ticket"))
+      .def("take_handed", &MemoryMapUnderTest::take_handed, py::arg("block"), py::arg("ticket"), py::arg("event"),
+           "Takes a choice for threads that issue it later: whether it was taken; allocations in the block "
+           "from now on wait for `event`.")
       .def("discard_finished", &MemoryMapUnderTest::discard_finished, py::arg("block"), py::arg("event"),
            "The worker is done with a taken choice: its discard was issued with completion `event`, or "
            "(None) nothing was discarded.")

@@ -155,11 +155,8 @@ class Worker {
       std::lock_guard<std::mutex> lock(memory_.mutex());
       for (Command& c : commands) {
         std::tie(c.start, c.bytes, c.segment) = memory_.managed_part(c.block);
-        if (c.op != Op::kDiscard && c.op != Op::kPopulate) continue;
-        c.taken = c.bytes && memory_.take_pending(c.block, c.ticket);
-        if (!c.taken) continue;
-        const DiscardEvent done{nullptr, host_words_, kDiscarded, c.seq};
-        memory_.discard_finished(c.block, &done);
+        if (c.op == Op::kDiscard || c.op == Op::kPopulate)
+          c.taken = memory_.take_handed(c.block, c.ticket, DiscardEvent{nullptr, host_words_, kDiscarded, c.seq});
       }
     }
     std::vector<Command> run;

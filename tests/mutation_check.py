@@ -168,6 +168,11 @@ MUTATIONS = {
         "driver_hooks/memory_map.hpp", "      if (it->second.issuing) {", "      if (false) {"),
     "taken-discard-not-marked-issuing": (
         "driver_hooks/memory_map.hpp", "    if (valid) d.issuing += 1;", ""),
+    "handed-discard-not-waited-for": (
+        "driver_hooks/memory_map.hpp", "    discard_finished(b, &done);\n    return true;",
+        "    discard_finished(b, nullptr);\n    return true;"),
+    "handed-discard-taken-when-cancelled": (
+        "driver_hooks/memory_map.hpp", "    if (!take_pending(b, ticket)) return false;", "    take_pending(b, ticket);"),
     "tensor-list-reads-stale-slots": (
         "driver_hooks/tensor_lists.hpp", "if (!used[slot]) continue;", "if (slot >= layout.slots) continue;"),
     "tensor-list-skips-step-counters": (

@@ -5,7 +5,8 @@ The property that matters: a discard (a move without a copy) is never issued on 
 nor on memory handed out again after the discard was chosen, nor before every stream that may still
 use the memory is done (the choice names them); and an allocation in a block whose issued discard may
 still be running waits for it. The worker issues taken discards without the lock: allocations elsewhere
-go on meanwhile, and one in a block being issued is held until the discard's event exists. Two past
+go on meanwhile, and one in a block being issued is held until the discard's event exists. Handed to
+discard threads instead, a choice is taken at hand-over and allocations wait for their progress. Two past
 silent data corruptions came from this logic.
 
 Portable numbering (a process-independent name for each block: segments laid out in the order they
@@ -233,6 +234,20 @@ class MemoryMapMachine(RuleBasedStateMachine):
             self.taken.append(choice.block)
         assert taken == (self.model.dead(choice.block) and not self.model.allocated_since(choice))
 
+    @precondition(lambda self: self.held and not self.batch_open)
+    @rule(data=st.data())
+    def take_handed(self, data):
+        """Discard threads: the worker takes the choice as it hands the command over, and every
+        allocation in the block from then on waits for the threads' progress reaching it."""
+        choice = self.held.pop(data.draw(st.integers(0, len(self.held) - 1), label="choice"))
+        event = self.next_event
+        self.next_event += 1
+        taken = self.map.take_handed(choice.block, choice.ticket, event)
+        note(f"hand over {choice} with event {event}: {taken}")
+        assert taken == (self.model.dead(choice.block) and not self.model.allocated_since(choice))
+        if taken:
+            self.model.issued[choice.block] = event
+
     @precondition(lambda self: self.batch_open)
     @rule()
     def discard_issued(self):
@@ -404,6 +419,19 @@ def test_an_allocation_in_a_block_being_issued_is_held_until_the_worker_is_done(
     assert not held.is_alive()
     assert memory.take_waits() == ([(3, event)] if event is not None else [])
     assert memory.allocation_holds == 1
+
+
+def test_a_handed_over_discard_is_waited_for_without_holding_the_allocation(memory):
+    ticket = ticket_of(memory, B)
+    assert memory.take_handed(B, ticket, 9) is True
+    memory.on_alloc(block_address(B), 4096, 2)
+    assert memory.take_waits() == [(2, 9)] and memory.allocation_holds == 0
+    ticket = ticket_of(memory, B + 1)
+    memory.on_alloc(block_address(B + 1), 4096, 2)  # the block is handed out again first: not taken
+    memory.on_free_completed(block_address(B + 1))
+    assert memory.take_handed(B + 1, ticket, 10) is False
+    memory.on_alloc(block_address(B + 1, 8192), 4096, 2)
+    assert memory.take_waits() == []
 
 
 def test_an_allocation_across_blocks_waits_for_each_blocks_discard(memory):
