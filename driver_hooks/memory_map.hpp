@@ -35,6 +35,25 @@
 
 namespace deepum {
 
+// Parts of managed segments, (start, bytes, segment start) in order, as (start, bytes) ranges:
+// contiguous parts of one segment joined (one driver call may not span two segments), empty parts
+// left out.
+inline std::vector<std::pair<uint64_t, uint64_t>> joined_parts(
+    const std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>& parts) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  uint64_t segment = 0;
+  for (const auto& [start, bytes, part_segment] : parts) {
+    if (!bytes) continue;
+    if (!ranges.empty() && ranges.back().first + ranges.back().second == start && segment == part_segment) {
+      ranges.back().second += bytes;
+    } else {
+      ranges.emplace_back(start, bytes);
+      segment = part_segment;
+    }
+  }
+  return ranges;
+}
+
 // Stream: where the caching allocator hands memory out; Event: the completion of an issued discard.
 // `wait` makes a stream wait for an event (without blocking the calling thread).
 template <typename Stream, typename Event>
@@ -127,23 +146,14 @@ class MemoryMap {
   }
 
   // The managed parts of `blocks` (in order) as (start, bytes) ranges, contiguous parts of one managed
-  // segment joined: one migration call each. Takes the lock; the caller issues the migrations without
-  // it (a migration never changes contents, so launches and allocations need not wait for it).
+  // segment joined (joined_parts): one migration call each. Takes the lock; the caller issues the
+  // migrations without it (a migration never changes contents, so launches and allocations need not
+  // wait for it).
   std::vector<std::pair<uint64_t, uint64_t>> contiguous_ranges(const std::vector<int64_t>& blocks) const {
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> parts;
     std::lock_guard<std::mutex> lock(mutex_);
-    uint64_t segment = 0;
-    for (int64_t b : blocks) {
-      const auto [part, part_bytes, part_segment] = managed_part(b);
-      if (!part_bytes) continue;
-      if (!ranges.empty() && ranges.back().first + ranges.back().second == part && segment == part_segment) {
-        ranges.back().second += part_bytes;
-      } else {
-        ranges.emplace_back(part, part_bytes);
-        segment = part_segment;
-      }
-    }
-    return ranges;
+    for (int64_t b : blocks) parts.push_back(managed_part(b));
+    return joined_parts(parts);
   }
 
   // Everything below: the caller holds mutex().

@@ -32,11 +32,13 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "commands.hpp"
 #include "counters.hpp"
 #include "host_words.hpp"
+#include "memory_map.hpp"
 #include "timeline.hpp"
 #include "uvm_ioctl.hpp"
 
@@ -192,19 +194,11 @@ class MovePool {
      : to_gpu ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
   }
 
-  // The commands' parts as contiguous ranges, each within one segment (one call may not span two).
+  // The commands' parts as contiguous ranges, each within one segment (joined_parts).
   static std::vector<std::pair<uint64_t, uint64_t>> ranges(const std::vector<const Command*>& commands) {
-    std::vector<std::pair<uint64_t, uint64_t>> out;
-    uint64_t segment = 0;
-    for (const Command* c : commands) {
-      if (!out.empty() && out.back().first + out.back().second == c->start && segment == c->segment) {
-        out.back().second += c->bytes;
-      } else {
-        out.emplace_back(c->start, c->bytes);
-        segment = c->segment;
-      }
-    }
-    return out;
+    std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> parts;
+    for (const Command* c : commands) parts.emplace_back(c->start, c->bytes, c->segment);
+    return joined_parts(parts);
   }
 
   // Done: advances the lane's progress past every command done without a gap.

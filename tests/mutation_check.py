@@ -168,6 +168,8 @@ MUTATIONS = {
         "driver_hooks/memory_map.hpp", "      if (it->second.issuing) {", "      if (false) {"),
     "taken-discard-not-marked-issuing": (
         "driver_hooks/memory_map.hpp", "    if (valid) d.issuing += 1;", ""),
+    "parts-joined-across-segments": (
+        "driver_hooks/memory_map.hpp", "== start && segment == part_segment) {", "== start) {"),
     "handed-discard-not-waited-for": (
         "driver_hooks/memory_map.hpp", "    discard_finished(b, &done);\n    return true;",
         "    discard_finished(b, nullptr);\n    return true;"),
