@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "commands.hpp"
+
 namespace deepum {
 
 // Setting up the hooks: a failed CUPTI call is an error for the caller (start reports it to Python).
@@ -94,5 +96,22 @@ struct Counters {
   mutable std::mutex error_mutex_;
   std::string last_error_;
 };
+
+// The counters of the moves of kind `op`, whoever issues them (the worker or a pool's threads): the
+// calls that moved, their bytes, and the time spent issuing them.
+struct MoveCounters {
+  std::atomic<uint64_t> &calls, &bytes, &issue_ns;
+};
+inline MoveCounters move_counters(Counters& c, Op op) {
+  switch (op) {
+    case Op::kPrefetch: return {c.prefetch_calls, c.prefetch_bytes, c.worker_prefetch_ns};
+    case Op::kEvict: return {c.evict_calls, c.evict_bytes, c.worker_evict_ns};
+    case Op::kDiscard: return {c.discard_calls, c.discard_bytes, c.worker_discard_ns};
+    case Op::kPopulate: return {c.populate_calls, c.populate_bytes, c.worker_populate_ns};
+    case Op::kMapHost: return {c.host_map_calls, c.host_map_bytes, c.worker_map_ns};
+    case Op::kMapGpu: break;
+  }
+  return {c.host_unmap_calls, c.host_unmap_bytes, c.worker_map_ns};
+}
 
 }  // namespace deepum

@@ -3,9 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
-#include <chrono>
 #include <memory>
-#include <thread>
 
 #include "fault_injection.hpp"
 #include "host_words.hpp"
@@ -31,7 +29,7 @@ inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
     if (DEEPUM_GUARDED(cuStreamWaitValue64(reinterpret_cast<CUstream>(stream), done.words->device(done.lane), done.seq,
                                            CU_STREAM_WAIT_VALUE_GEQ),
                        CUDA_ERROR_UNKNOWN) != CUDA_SUCCESS)
-      while (done.words->load(done.lane) < done.seq) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      done.words->wait_for(done.lane, done.seq);
     return;
   }
   const auto event = reinterpret_cast<cudaEvent_t>(done.event.get());

@@ -4,8 +4,10 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace deepum {
 
@@ -36,6 +38,10 @@ class HostWords {
   CUdeviceptr device(size_t i) const { return device_ + i * sizeof(uint64_t); }
   uint64_t load(size_t i) const { return __atomic_load_n(host_ + i, __ATOMIC_ACQUIRE); }
   void store(size_t i, uint64_t value) { __atomic_store_n(host_ + i, value, __ATOMIC_RELEASE); }
+  // Waits on the CPU until word i reaches `value` (where a stream could not be made to wait for it).
+  void wait_for(size_t i, uint64_t value) const {
+    while (load(i) < value) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
 
  private:
   size_t count_;

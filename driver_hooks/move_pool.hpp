@@ -106,7 +106,7 @@ class MovePool {
   // Waits on the CPU until command `seq` and every one before it are done (a stream that could not be
   // made to wait for them).
   void wait_done(uint64_t seq) const {
-    while (done() < seq) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    lane_words_.wait_for(lane_, seq);
   }
 
  private:
@@ -179,19 +179,16 @@ class MovePool {
       discard = false;
     }
     const bool moved = file_.migrate(range, bytes, to_gpu);
-    issue_ns(op) += issuing.lap();
+    move_counters(counters_, op).issue_ns += issuing.lap();
     if (!moved) {
-      (lane_ == kToGpu ? counters_.direct_prefetch_refusals
-       : lane_ == kEvicted ? counters_.direct_eviction_refusals : counters_.direct_discard_refusals)++;
+      refusals()++;
       return;
     }
     const Op done = discard ? op : to_gpu ? Op::kPrefetch : Op::kEvict;
     if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(done)});
-    const bool populated = discard && to_gpu, dropped = discard && !to_gpu;
-    (populated ? counters_.populate_calls : dropped ? counters_.discard_calls
-     : to_gpu ? counters_.prefetch_calls : counters_.evict_calls)++;
-    (populated ? counters_.populate_bytes : dropped ? counters_.discard_bytes
-     : to_gpu ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+    const MoveCounters counted = move_counters(counters_, done);
+    counted.calls++;
+    counted.bytes += bytes;
   }
 
   // The commands' parts as contiguous ranges, each within one segment (joined_parts).
@@ -214,17 +211,14 @@ class MovePool {
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
+  // The threads' time waiting for the work their moves run after, and the moves the driver refused.
   std::atomic<uint64_t>& wait_ns() {
     return lane_ == kToGpu ? counters_.direct_prefetch_wait_ns
            : lane_ == kEvicted ? counters_.direct_eviction_wait_ns : counters_.direct_discard_wait_ns;
   }
-  std::atomic<uint64_t>& issue_ns(Op op) {
-    switch (op) {
-      case Op::kPrefetch: return counters_.worker_prefetch_ns;
-      case Op::kEvict: return counters_.worker_evict_ns;
-      case Op::kDiscard: return counters_.worker_discard_ns;
-      default: return counters_.worker_populate_ns;
-    }
+  std::atomic<uint64_t>& refusals() {
+    return lane_ == kToGpu ? counters_.direct_prefetch_refusals
+           : lane_ == kEvicted ? counters_.direct_eviction_refusals : counters_.direct_discard_refusals;
   }
 
   const Lane lane_;

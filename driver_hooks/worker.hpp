@@ -244,7 +244,7 @@ class Worker {
       } else {
         migrate(blocks, lane == kToGpu, stream);
       }
-      issuing_ns(first.op) += issuing.lap();
+      move_counters(counters_, first.op).issue_ns += issuing.lap();
       if (began)
         timeline_.add({began, cupti_now(), uint64_t(j - i) * kBlockBytes, uint8_t(SpanKind::kCall), uint8_t(first.op)});
       // Written even when the call failed; published only once the write is enqueued.
@@ -292,8 +292,9 @@ class Worker {
       for (int64_t b : taken) memory_.discard_finished(b, done ? &*done : nullptr);
     }
     if (done) {
-      (to_gpu ? counters_.populate_calls : counters_.discard_calls)++;
-      for (size_t size : sizes) (to_gpu ? counters_.populate_bytes : counters_.discard_bytes) += size;
+      const MoveCounters moved = move_counters(counters_, to_gpu ? Op::kPopulate : Op::kDiscard);
+      moved.calls++;
+      for (size_t size : sizes) moved.bytes += size;
     }
     return left;
   }
@@ -330,19 +331,6 @@ class Worker {
     return done;
   }
 
-  // The counter of the worker's time issuing moves of kind `op`.
-  std::atomic<uint64_t>& issuing_ns(Op op) {
-    switch (op) {
-      case Op::kPrefetch: return counters_.worker_prefetch_ns;
-      case Op::kEvict: return counters_.worker_evict_ns;
-      case Op::kDiscard: return counters_.worker_discard_ns;
-      case Op::kPopulate: return counters_.worker_populate_ns;
-      case Op::kMapHost:
-      case Op::kMapGpu: break;
-    }
-    return counters_.worker_map_ns;
-  }
-
   void note_error(const char* what, cudaError_t err) {
     counters_.note_failure(what, cudaGetErrorString(err));
     cudaGetLastError();
@@ -362,8 +350,9 @@ class Worker {
         note_error(from_host ? "map from the host" : "withdraw a host mapping", err);
         continue;
       }
-      (from_host ? counters_.host_map_calls : counters_.host_unmap_calls)++;
-      (from_host ? counters_.host_map_bytes : counters_.host_unmap_bytes) += bytes;
+      const MoveCounters moved = move_counters(counters_, from_host ? Op::kMapHost : Op::kMapGpu);
+      moved.calls++;
+      moved.bytes += bytes;
       if (from_host) copy({{start, bytes}}, false, stream);
     }
   }
@@ -378,8 +367,9 @@ class Worker {
     for (const auto& [start, bytes] : ranges) {
       const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
       if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
-      (to_gpu ? counters_.prefetch_calls : counters_.evict_calls)++;
-      (to_gpu ? counters_.prefetch_bytes : counters_.evict_bytes) += bytes;
+      const MoveCounters moved = move_counters(counters_, to_gpu ? Op::kPrefetch : Op::kEvict);
+      moved.calls++;
+      moved.bytes += bytes;
     }
   }
 
