@@ -38,8 +38,9 @@ class Engine : private MemoryFacts {
          Timeline& timeline)
       : device_(device), gpu_(device_location(device)), populates_new_segments_(populates_new_segments(options)),
         memory_(memory), counters_(counters), policy_(options, capacity_blocks, *this),
-        worker_(device, {prefetch_threads(options), eviction_threads(options), discard_threads(options)}, memory, counters,
-                timeline) {
+        worker_(device,
+                {prefetch_threads(options), eviction_threads(options), discard_threads(options), options.drop_to_host},
+                memory, counters, timeline) {
     std::lock_guard<std::mutex> lock(memory_.mutex());
     memory_.track_releases(true);
   }

@@ -68,10 +68,13 @@ class MovePool {
 
   // `threads` threads serve `lane` (kToGpu: prefetches to the GPU; kEvicted: evictions from it;
   // kDiscarded: discards and populations) through `file` (find_driver_file, found); `lane_words`: the
-  // lanes' progress, a word per lane, which the pool writes for its own.
+  // lanes' progress, a word per lane, which the pool writes for its own; `drop_to_host`: a dropped
+  // range (a discard away from the GPU) moves to the host after its discard, else the discard alone
+  // leaves it resident nowhere, its GPU memory the driver's first to reclaim, as after an eviction.
   MovePool(Lane lane, size_t threads, const uvm_ioctl::File& file, HostWords& lane_words, Counters& counters,
-           Timeline& timeline)
-      : lane_(lane), lane_words_(lane_words), counters_(counters), timeline_(timeline), file_(file) {
+           Timeline& timeline, bool drop_to_host)
+      : lane_(lane), drop_to_host_(drop_to_host), lane_words_(lane_words), counters_(counters), timeline_(timeline),
+        file_(file) {
     for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~MovePool() {
@@ -168,8 +171,8 @@ class MovePool {
     for (const auto& [start, bytes] : ranges(dropped)) issue(op, start, bytes, to_gpu, true);
   }
 
-  // One call: a migration, or a discard then a migration (the range then holds indeterminate data).
-  // A discard the driver refuses is a migration with a copy instead.
+  // One call: a migration, or a discard then a migration (the range then holds indeterminate data), or
+  // a drop's discard alone. A discard the driver refuses is a migration with a copy instead.
   void issue(Op op, uint64_t start, uint64_t bytes, bool to_gpu, bool discard) {
     const void* range = reinterpret_cast<const void*>(start);
     const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
@@ -178,7 +181,7 @@ class MovePool {
       counters_.direct_discard_refusals++;  // nothing dropped: the range moves with a copy
       discard = false;
     }
-    const bool moved = file_.migrate(range, bytes, to_gpu);
+    const bool moved = (discard && !to_gpu && !drop_to_host_) || file_.migrate(range, bytes, to_gpu);
     move_counters(counters_, op).issue_ns += issuing.lap();
     if (!moved) {
       refusals()++;
@@ -222,6 +225,7 @@ class MovePool {
   }
 
   const Lane lane_;
+  const bool drop_to_host_;
   HostWords& lane_words_;
   Counters& counters_;
   Timeline& timeline_;

@@ -58,6 +58,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   out.eviction_threads = c["eviction_threads"].cast<size_t>();
   out.prefetch_threads = c["prefetch_threads"].cast<size_t>();
   out.discard_threads = c["discard_threads"].cast<size_t>();
+  out.drop_to_host = c["drop_to_host"].cast<bool>();
   return out;
 }
 

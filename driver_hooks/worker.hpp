@@ -50,9 +50,11 @@ namespace deepum {
 class Worker {
  public:
   // The threads that serve the prefetch, eviction and discard lanes (move_pool.hpp); for a lane with
-  // none, or where they cannot run, the lane is a stream of the worker's like the others.
+  // none, or where they cannot run, the lane is a stream of the worker's like the others;
+  // `drop_to_host`: the discard threads move a dropped block to the host after its discard.
   struct PoolThreads {
     size_t prefetch = 0, eviction = 0, discard = 0;
+    bool drop_to_host = true;
   };
   Worker(int device, PoolThreads threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
       : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
@@ -186,7 +188,8 @@ class Worker {
     }
     for (const auto& [lane, count] :
          {std::pair{kToGpu, threads.prefetch}, std::pair{kEvicted, threads.eviction}, std::pair{kDiscarded, threads.discard}})
-      if (count) pools_[lane] = std::make_unique<MovePool>(lane, count, file, *words, counters_, timeline_);
+      if (count)
+        pools_[lane] = std::make_unique<MovePool>(lane, count, file, *words, counters_, timeline_, threads.drop_to_host);
     host_words_ = std::move(words);
   }
 
