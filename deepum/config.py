@@ -135,7 +135,7 @@ class DeepUMConfig:
                                            "UVM_MIGRATE), so that kernel launches do not wait behind them for the "
                                            "CUDA driver's lock (docs/results.md); 0 issues them through the CUDA "
                                            "driver on the worker's stream. No effect on replays")
-    drop_to_host: bool = _choice(True, SWITCH, "online engine, discard threads: a dead block dropped from the GPU "
+    drop_to_host: bool = _choice(False, SWITCH, "online engine, discard threads: a dead block dropped from the GPU "
                                                "moves to the host after its discard, which gives it host pages the "
                                                "driver allocates and zero-fills; off: the discard alone, after which "
                                                "no processor holds the block and the driver lists its GPU memory as "

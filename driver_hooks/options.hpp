@@ -31,7 +31,7 @@ struct Options {
   size_t eviction_threads = 0;     // deepum: threads evicting through the unified-memory driver
   size_t prefetch_threads = 0;     // deepum: threads prefetching through the unified-memory driver
   size_t discard_threads = 0;      // deepum: threads discarding through the unified-memory driver
-  bool drop_to_host = true;        // discard threads: a dropped block moves to the host after its discard
+  bool drop_to_host = false;       // discard threads: a dropped block moves to the host after its discard
 };
 
 // Whether a managed segment made while the engine sleeps, and that leaves it asleep, is populated on the

@@ -54,7 +54,7 @@ class Worker {
   // `drop_to_host`: the discard threads move a dropped block to the host after its discard.
   struct PoolThreads {
     size_t prefetch = 0, eviction = 0, discard = 0;
-    bool drop_to_host = true;
+    bool drop_to_host = false;
   };
   Worker(int device, PoolThreads threads, EngineMemory& memory, Counters& counters, Timeline& timeline)
       : device_(device), memory_(memory), counters_(counters), timeline_(timeline) {
