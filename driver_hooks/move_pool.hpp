@@ -1,5 +1,6 @@
 // The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE, or
-// for the discard lane a UVM_DISCARD then a UVM_MIGRATE (uvm_ioctl.hpp), in the worker's place. Through
+// for the discard lane a UVM_DISCARD then, but for a drop, a UVM_MIGRATE (uvm_ioctl.hpp), in the
+// worker's place. Through
 // the CUDA driver, evictions run one at a time whatever the threads issuing them, and each call holds
 // the driver's lock, which kernel launches wait for; through the unified-memory driver, moves run side
 // by side and launches go on (docs/results.md).

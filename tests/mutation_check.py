@@ -216,6 +216,9 @@ MUTATIONS = {
     "next-use-spare-forgotten": (
         "driver_hooks/next_use.hpp", "void spare(int64_t block, uint64_t launch) { push(block, at(block), launch); }",
         "void spare(int64_t, uint64_t) {}"),
+    "warm-start-learned-state-dropped": (
+        "driver_hooks/policy.hpp", "    warm_.state = WarmStart::kOnTrial;\n",
+        "    warm_.state = WarmStart::kOnTrial;\n    learn_afresh();\n"),
     "warm-start-trial-unrecorded": (
         "driver_hooks/policy.hpp", "    warm_.trial.emplace_back(warm_.launched, warm_.known);\n", ""),
     "warm-start-map-when-evicted-unsaved": (

@@ -251,15 +251,18 @@ def replay(name, warm_state=None, config=None):
 
 
 def test_a_second_replay_warm_started_from_the_first_starts_in_steady_state():
-    """The learners' state makes the first iteration as fast as the steady ones. (Host mapping is off:
-    the optimizer's state it maps is made during the first iteration, so it maps from the second on.)"""
+    """The learners' state makes the first iteration nearly as fast as the steady ones, and the next
+    steady, where a cold replay is still learning. (Host mapping is off: the optimizer's state it maps
+    is made during the first iteration, so it maps from the second on. The first iteration also brings
+    in the trace's first touches, which no state saves: 2.5 times a steady iteration's bytes.)"""
     config = DeepUMConfig(host_map_uses=0)
     first = replay("transformer", config=config)
     second = replay("transformer", first.learned_state, config)
     assert second.warm_start["state"] == "kept"
     times = [row["time_s"] for row in second.per_iteration]
     steady = first.per_iteration[-1]["time_s"]
-    assert times[0] <= 1.25 * steady < first.per_iteration[0]["time_s"]
+    assert times[0] <= 1.3 * steady < first.per_iteration[0]["time_s"]
+    assert max(times[1:]) <= 1.05 * steady < first.per_iteration[1]["time_s"]
 
 
 def test_a_replay_forgets_a_foreign_state_and_refuses_a_bad_one():
