@@ -123,7 +123,7 @@ class DeepUMConfig:
                                             "unified-memory driver, side by side (it runs several at once where the "
                                             "CUDA driver runs one: docs/results.md); 0 issues them through the CUDA "
                                             "driver on the worker's stream, as does a process whose driver file "
-                                            "cannot be found. Replays charge deepum's evictions at the "
+                                            "cannot be found. Replays charge deepum's and the oracle's evictions at the "
                                             "calibration's threaded_evict_d2h_bytes_per_s when not 0")
     prefetch_threads: int = _size(4, 0, 16, "online engine: threads that issue the prediction window's prefetches "
                                             "straight to the unified-memory driver, so that kernel launches do not "

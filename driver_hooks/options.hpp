@@ -41,10 +41,12 @@ struct Options {
 inline bool populates_new_segments(const Options& o) { return o.mode == Mode::kDeepUM && o.populate_segments; }
 
 // The threads that issue the evictions side by side (move_pool.hpp; the simulator charges their
-// rate). Only deepum's pre-eviction has them: without it, and under um and advise, the evictions stand
-// for the driver's own, which it makes one at a time.
+// rate). Only a policy's own pre-evictions have them, deepum's and the oracle's (offline, the same
+// machinery with the future known): without pre-eviction, and under um and advise, the evictions
+// stand for the driver's own, which it makes one at a time.
 inline size_t eviction_threads(const Options& o) {
-  return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;
+  const bool pre_evicts = (o.mode == Mode::kDeepUM && o.pre_evict) || o.mode == Mode::kOracle;
+  return pre_evicts ? o.eviction_threads : 0;
 }
 // The threads that issue the window's prefetches (move_pool.hpp), so that kernel launches do not wait
 // behind them for the CUDA driver's lock: deepum's correlation prefetch only.

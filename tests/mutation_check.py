@@ -43,11 +43,13 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;",
         "if (resident_[b] || !memory_.exists(b)) continue;"),
     "eviction-threads-for-the-driver": (
-        "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
-        "return o.eviction_threads;"),
+        "driver_hooks/options.hpp", "return pre_evicts ? o.eviction_threads : 0;", "return o.eviction_threads;"),
     "eviction-threads-without-pre-eviction": (
-        "driver_hooks/options.hpp", "return o.mode == Mode::kDeepUM && o.pre_evict ? o.eviction_threads : 0;",
-        "return o.mode == Mode::kDeepUM ? o.eviction_threads : 0;"),
+        "driver_hooks/options.hpp", "(o.mode == Mode::kDeepUM && o.pre_evict) || o.mode == Mode::kOracle;",
+        "o.mode == Mode::kDeepUM || o.mode == Mode::kOracle;"),
+    "oracle-evicts-one-at-a-time": (
+        "driver_hooks/options.hpp", "(o.mode == Mode::kDeepUM && o.pre_evict) || o.mode == Mode::kOracle;",
+        "o.mode == Mode::kDeepUM && o.pre_evict;"),
     "oracle-counts-no-uses": (
         "driver_hooks/policy.hpp", "return next_use_ ? &next_use_->rule() : oracle_counts_.get();",
         "return next_use_ ? &next_use_->rule() : nullptr;"),

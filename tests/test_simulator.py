@@ -305,21 +305,22 @@ def test_dead_blocks_come_back_with_fresh_pages_at_the_populate_rate():
 
 @settings(max_examples=25, deadline=None)
 @given(workloads, fractions)
-def test_only_deepums_pre_evictions_go_at_the_eviction_threads_rate(trace, fraction):
-    """The calibration's threaded eviction rate is charged for deepum's evictions with eviction threads
-    and pre-eviction on; um's and advise's evictions, and deepum's without threads or without
-    pre-eviction, stand for the driver's own and go one at a time. The rate changes when bytes move,
-    never which."""
+def test_only_a_policys_pre_evictions_go_at_the_eviction_threads_rate(trace, fraction):
+    """The calibration's threaded eviction rate is charged for the evictions of deepum (eviction threads
+    and pre-eviction on) and of the oracle (eviction threads on: the same machinery, the future known);
+    um's and advise's evictions, and deepum's without threads or without pre-eviction, stand for the
+    driver's own and go one at a time. The rate changes when bytes move, never which."""
     capacity = _capacity(trace, fraction)
     calibration = Calibration.load("h200")
     fast = dataclasses.replace(calibration, threaded_evict_d2h_bytes_per_s=100 * calibration.evict_d2h_bytes_per_s)
     for policy, config in (("um", None), ("advise", None), ("deepum", DeepUMConfig(eviction_threads=0)),
-                           ("deepum", DeepUMConfig(pre_evict=False))):
+                           ("deepum", DeepUMConfig(pre_evict=False)), ("oracle", DeepUMConfig(eviction_threads=0))):
         a, b = (simulate(trace, policy, capacity, config, c) for c in (fast, calibration))
         assert _moves(a) == _moves(b) and a.time_s == b.time_s, (policy, config)
-    threaded, one_at_a_time = (simulate(trace, "deepum", capacity, calibration=c) for c in (fast, calibration))
-    assert _moves(threaded) == _moves(one_at_a_time)
-    assert threaded.time_s <= one_at_a_time.time_s
+    for policy in ("deepum", "oracle"):
+        threaded, one_at_a_time = (simulate(trace, policy, capacity, calibration=c) for c in (fast, calibration))
+        assert _moves(threaded) == _moves(one_at_a_time), policy
+        assert threaded.time_s <= one_at_a_time.time_s, policy
 
 
 def _moves(result) -> tuple:
@@ -328,16 +329,17 @@ def _moves(result) -> tuple:
             [(row["faults"], row["h2d_bytes"], row["d2h_bytes"]) for row in result.per_iteration])
 
 
-def test_eviction_threads_shorten_deepums_replay_of_the_transformer():
-    """The default transformer at half its footprint: deepum's evictions from threads at twice the rate
-    of one at a time shorten its replay; with the rates equal it is the same replay."""
+@pytest.mark.parametrize("policy", ["deepum", "oracle"])
+def test_eviction_threads_shorten_the_replay_of_the_transformer(policy):
+    """The default transformer at half its footprint: deepum's and the oracle's evictions from threads at
+    twice the rate of one at a time shorten the replay; with the rates equal it is the same replay."""
     trace = synth_transformer()
     capacity = _capacity(trace, 0.5)
     calibration = Calibration.load("h200")
     rate = calibration.evict_d2h_bytes_per_s
-    same, twice = (simulate(trace, "deepum", capacity, calibration=dataclasses.replace(
+    same, twice = (simulate(trace, policy, capacity, calibration=dataclasses.replace(
         calibration, threaded_evict_d2h_bytes_per_s=r)) for r in (rate, 2 * rate))
-    off = simulate(trace, "deepum", capacity, DeepUMConfig(eviction_threads=0), calibration)
+    off = simulate(trace, policy, capacity, DeepUMConfig(eviction_threads=0), calibration)
     assert same.evicted_bytes > 0 and same.time_s == off.time_s
     assert twice.time_s < same.time_s
 
