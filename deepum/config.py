@@ -131,8 +131,8 @@ class DeepUMConfig:
                                             "them through the CUDA driver on the worker's stream. No effect on "
                                             "replays")
     discard_threads: int = _size(4, 0, 16, "online engine: threads that issue invalidation's discards and "
-                                           "populations straight to the unified-memory driver (UVM_DISCARD, then "
-                                           "UVM_MIGRATE), so that kernel launches do not wait behind them for the "
+                                           "populations straight to the unified-memory driver (UVM_DISCARD, then for "
+                                           "a population UVM_MIGRATE), so that kernel launches do not wait behind them for the "
                                            "CUDA driver's lock (docs/results.md); 0 issues them through the CUDA "
                                            "driver on the worker's stream. No effect on replays")
     drop_to_host: bool = _choice(False, SWITCH, "online engine, discard threads: a dead block dropped from the GPU "
