@@ -101,6 +101,11 @@ struct Counters {
 // calls that moved, their bytes, and the time spent issuing them.
 struct MoveCounters {
   std::atomic<uint64_t> &calls, &bytes, &issue_ns;
+  // One call that moved `moved` bytes.
+  void count(uint64_t moved) const {
+    calls++;
+    bytes += moved;
+  }
 };
 inline MoveCounters move_counters(Counters& c, Op op) {
   switch (op) {

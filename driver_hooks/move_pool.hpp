@@ -1,9 +1,8 @@
 // The moves of one lane (commands.hpp) from threads of their own, each a synchronous UVM_MIGRATE, or
 // for the discard lane a UVM_DISCARD then, but for a drop, a UVM_MIGRATE (uvm_ioctl.hpp), in the
-// worker's place. Through
-// the CUDA driver, evictions run one at a time whatever the threads issuing them, and each call holds
-// the driver's lock, which kernel launches wait for; through the unified-memory driver, moves run side
-// by side and launches go on (docs/results.md).
+// worker's place. Through the CUDA driver, evictions run one at a time whatever the threads issuing
+// them, and each call holds the driver's lock, which kernel launches wait for; through the
+// unified-memory driver, moves run side by side and launches go on (docs/results.md).
 //
 // No call of these threads goes through the CUDA driver: the worker's calls and the kernel launches
 // may hold its lock while a stream waits for a move of the pool, so a move that needed the lock could
@@ -74,8 +73,8 @@ class MovePool {
   // leaves it resident nowhere, its GPU memory the driver's first to reclaim, as after an eviction.
   MovePool(Lane lane, size_t threads, const uvm_ioctl::File& file, HostWords& lane_words, Counters& counters,
            Timeline& timeline, bool drop_to_host)
-      : lane_(lane), drop_to_host_(drop_to_host), lane_words_(lane_words), counters_(counters), timeline_(timeline),
-        file_(file) {
+      : lane_(lane), drop_to_host_(drop_to_host), lane_words_(lane_words), counters_(counters),
+        lane_counted_(lane_counters(lane, counters)), timeline_(timeline), file_(file) {
     for (size_t t = 0; t < threads; ++t) threads_.emplace_back([this] { run(); });
   }
   ~MovePool() {
@@ -142,7 +141,7 @@ class MovePool {
       if (stopping_.load(std::memory_order_relaxed)) return false;
       if (polls > 64) std::this_thread::sleep_for(std::chrono::microseconds(10));
     }
-    wait_ns() += waiting.lap();
+    lane_counted_.wait_ns += waiting.lap();
     return true;
   }
 
@@ -179,20 +178,18 @@ class MovePool {
     const uint64_t began = timeline_.collecting() ? cupti_now() : 0;
     Stopwatch issuing;
     if (discard && !file_.discard(range, bytes)) {
-      counters_.direct_discard_refusals++;  // nothing dropped: the range moves with a copy
+      lane_counted_.refusals++;  // nothing dropped: the range moves with a copy
       discard = false;
     }
     const bool moved = (discard && !to_gpu && !drop_to_host_) || file_.migrate(range, bytes, to_gpu);
     move_counters(counters_, op).issue_ns += issuing.lap();
     if (!moved) {
-      refusals()++;
+      lane_counted_.refusals++;
       return;
     }
     const Op done = discard ? op : to_gpu ? Op::kPrefetch : Op::kEvict;
     if (began) timeline_.add({began, cupti_now(), bytes, uint8_t(SpanKind::kCall), uint8_t(done)});
-    const MoveCounters counted = move_counters(counters_, done);
-    counted.calls++;
-    counted.bytes += bytes;
+    move_counters(counters_, done).count(bytes);
   }
 
   // The commands' parts as contiguous ranges, each within one segment (joined_parts).
@@ -215,20 +212,22 @@ class MovePool {
     if (--busy_ == 0 && queue_.empty()) idle_.notify_all();
   }
 
-  // The threads' time waiting for the work their moves run after, and the moves the driver refused.
-  std::atomic<uint64_t>& wait_ns() {
-    return lane_ == kToGpu ? counters_.direct_prefetch_wait_ns
-           : lane_ == kEvicted ? counters_.direct_eviction_wait_ns : counters_.direct_discard_wait_ns;
-  }
-  std::atomic<uint64_t>& refusals() {
-    return lane_ == kToGpu ? counters_.direct_prefetch_refusals
-           : lane_ == kEvicted ? counters_.direct_eviction_refusals : counters_.direct_discard_refusals;
+  // The lane's counters: the threads' time waiting for the work their moves run after, and the moves
+  // the driver refused.
+  struct LaneCounters {
+    std::atomic<uint64_t> &wait_ns, &refusals;
+  };
+  static LaneCounters lane_counters(Lane lane, Counters& c) {
+    if (lane == kToGpu) return {c.direct_prefetch_wait_ns, c.direct_prefetch_refusals};
+    if (lane == kEvicted) return {c.direct_eviction_wait_ns, c.direct_eviction_refusals};
+    return {c.direct_discard_wait_ns, c.direct_discard_refusals};
   }
 
   const Lane lane_;
   const bool drop_to_host_;
   HostWords& lane_words_;
   Counters& counters_;
+  const LaneCounters lane_counted_;
   Timeline& timeline_;
   std::atomic<uint64_t> published_{0};
   std::mutex mutex_;

@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <utility>
@@ -294,11 +295,9 @@ class Worker {
       std::lock_guard<std::mutex> lock(memory_.mutex());
       for (int64_t b : taken) memory_.discard_finished(b, done ? &*done : nullptr);
     }
-    if (done) {
-      const MoveCounters moved = move_counters(counters_, to_gpu ? Op::kPopulate : Op::kDiscard);
-      moved.calls++;
-      for (size_t size : sizes) moved.bytes += size;
-    }
+    if (done)
+      move_counters(counters_, to_gpu ? Op::kPopulate : Op::kDiscard)
+          .count(std::accumulate(sizes.begin(), sizes.end(), uint64_t{0}));
     return left;
   }
 
@@ -353,9 +352,7 @@ class Worker {
         note_error(from_host ? "map from the host" : "withdraw a host mapping", err);
         continue;
       }
-      const MoveCounters moved = move_counters(counters_, from_host ? Op::kMapHost : Op::kMapGpu);
-      moved.calls++;
-      moved.bytes += bytes;
+      move_counters(counters_, from_host ? Op::kMapHost : Op::kMapGpu).count(bytes);
       if (from_host) copy({{start, bytes}}, false, stream);
     }
   }
@@ -370,9 +367,7 @@ class Worker {
     for (const auto& [start, bytes] : ranges) {
       const cudaError_t err = cudaMemPrefetchAsync(reinterpret_cast<void*>(start), bytes, to_gpu ? gpu_ : host_, 0, stream);
       if (err != cudaSuccess) note_error(to_gpu ? "prefetch" : "evict", err);
-      const MoveCounters moved = move_counters(counters_, to_gpu ? Op::kPrefetch : Op::kEvict);
-      moved.calls++;
-      moved.bytes += bytes;
+      move_counters(counters_, to_gpu ? Op::kPrefetch : Op::kEvict).count(bytes);
     }
   }
 
