@@ -637,6 +637,9 @@ def test_moe_replaces_each_feed_forward_layer_with_eight_experts_and_a_router():
     ("managed_kernel_probe", ["--repeats", "101"], "--repeats from 1 to 100"),
     ("managed_kernel_probe", ["--matmul", "32"], "--matmul must be from 64 to 16384"),
     ("managed_kernel_probe", ["--gib", "0.0625", "--matmul", "4096"], "its three matrices within --gib"),
+    ("optimizer_over_link", ["--models", "gpt2,resnet"], "--models: unknown ['resnet']"),
+    ("optimizer_over_link", ["--models", ","], "--models: unknown empty"),
+    ("optimizer_over_link", ["--steps", "0"], "--steps must be in [1, 1000]"),
 ])
 def test_probe_refuses_bad_arguments_before_touching_a_gpu(script, argv, message, capsys):
     (probe,) = load(script)
@@ -644,6 +647,16 @@ def test_probe_refuses_bad_arguments_before_touching_a_gpu(script, argv, message
         probe.main([*argv, "-o", "x.json"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_optimizer_probe_shapes_hold_the_models_parameter_counts():
+    (probe,) = load("optimizer_over_link")
+    counts = {name: sum(math.prod(shape) for shape in probe.parameter_shapes(*sizes))
+              for name, sizes in probe.MODELS.items()}
+    # 24 layers of 12.6 M weights and biases (12 h^2 + 13 h at h = 1024) and the embedding rows
+    assert counts == {"bert-large": 24 * (12 * 1024**2 + 13 * 1024) + (30522 + 512 + 2) * 1024 + 2 * 1024,
+                      "gpt2": 24 * (12 * 1024**2 + 13 * 1024) + (50257 + 1024) * 1024 + 2 * 1024}
+    assert counts["gpt2"] == 354_823_168  # as the GPU record counted them
 
 
 @pytest.mark.parametrize("argv", [["--mib", "32"], ["--mib", "100"], ["--repeats", "0"]])
