@@ -43,6 +43,8 @@ def test_a_hand_worked_window_splits_its_idle_time_by_cause_and_by_what_ran():
     # the launching thread from 1 to 14: 4 in hooks, 5 in the rest of the launch calls
     assert (b["thread_window_ns"], b["thread_hook_ns"], b["thread_launch_call_ns"], b["thread_other_ns"]) == \
         (13, 4, 5, 4)
+    # within it the link carried the H2D copy [12,14) and no D2H (that one runs [25,45))
+    assert (b["thread_window_h2d_busy_ns"], b["thread_window_d2h_busy_ns"]) == (2, 0)
     assert (b["h2d_bytes"], b["d2h_bytes"], b["worker_calls"]) == (4 << 20, 2 << 20, 2)
     assert b["calls_by_op"] == {"prefetch": [1, 2 << 20, 12], "evict": [1, 4 << 20, 2]}
 
@@ -94,6 +96,10 @@ def model_breakdown(rows) -> dict:
         else:
             out["otherwise"] += 1
     out["window"] = hi - lo
+    thread = [(s, e) for s, e, _v, k, _d in rows if k in (tl.LAUNCH, tl.LAUNCH_CALL)]
+    first, last = (min(s for s, _ in thread), max(e for _, e in thread)) if thread else (0, 0)
+    out["thread_h2d"] = sum(busy(t, tl.H2D) for t in range(first, last))
+    out["thread_d2h"] = sum(busy(t, tl.D2H) for t in range(first, last))
     return out
 
 
@@ -103,18 +109,21 @@ span_rows = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(rows=span_rows, wait_bits=st.lists(st.integers(0, 7), min_size=14, max_size=14))
-def test_the_breakdown_agrees_with_a_nanosecond_walk(rows, wait_bits):
+@given(rows=span_rows, wait_bits=st.lists(st.integers(0, 7), min_size=14, max_size=14),
+       launch_calls=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 15)), max_size=4))
+def test_the_breakdown_agrees_with_a_nanosecond_walk(rows, wait_bits, launch_calls):
     built = [(s, s + n, i + 1, k, 0) for i, (s, n, k) in enumerate(rows)]
     if not any(k == tl.KERNEL for *_, k, _ in built):
         built.append((0, 1, 99, tl.KERNEL, 0))
     built += [(0, 0, i + 1, tl.LAUNCH, wait_bits[i]) for i in range(len(rows)) if wait_bits[i] != 7]
+    built += [(s, s + n, i + 1, tl.LAUNCH_CALL, 0) for i, (s, n) in enumerate(launch_calls)]
     b = spans(built).idle_breakdown()
     m = model_breakdown(built)
     assert (b["window_ns"], b["gpu_busy_ns"]) == (m["window"], m["busy"])
     assert {c: b[f"idle_before_{c}_ns"] for c in tl.GAP_CAUSES} == {c: m[c] for c in tl.GAP_CAUSES}
     assert (b["idle_link_busy_ns"], b["idle_worker_calling_ns"], b["idle_otherwise_ns"]) == \
         (m["link"], m["calling"], m["otherwise"])
+    assert (b["thread_window_h2d_busy_ns"], b["thread_window_d2h_busy_ns"]) == (m["thread_h2d"], m["thread_d2h"])
 
 
 def test_a_timeline_survives_a_round_trip_and_plots(tmp_path):

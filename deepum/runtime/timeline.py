@@ -80,6 +80,8 @@ class StepTimeline:
         - the launching thread, from the first hook's start to the last launch call's end
           (thread_window_ns): thread_hook_ns in the launch hook, thread_launch_call_ns in the rest of
           the launch calls, thread_other_ns in neither (the framework's own work between launches);
+          thread_window_h2d_busy_ns and thread_window_d2h_busy_ns: how long a transfer crossed the
+          link that way within that window (what a launch-bound step leaves of the link unused);
         - kernels, launches_seen (launches whose kernel is among them), h2d_bytes, d2h_bytes,
           worker_calls, and calls_by_op ({op: [calls, bytes, ns in calls]}) over the whole capture;
         - dropped: spans the engine's bound left out (the figures then fall short).
@@ -142,12 +144,16 @@ class StepTimeline:
         calls = self.kind == LAUNCH_CALL
         both = hook | calls
         if not both.any():
-            return {"thread_window_ns": 0, "thread_hook_ns": 0, "thread_launch_call_ns": 0, "thread_other_ns": 0}
-        window = int(self.end[both].max() - self.start[both].min())
+            return {"thread_window_ns": 0, "thread_hook_ns": 0, "thread_launch_call_ns": 0, "thread_other_ns": 0,
+                    "thread_window_h2d_busy_ns": 0, "thread_window_d2h_busy_ns": 0}
+        first, last = int(self.start[both].min()), int(self.end[both].max())
         in_hook = int((self.end[hook] - self.start[hook]).sum())
         in_calls = int((self.end[calls] - self.start[calls]).sum())
-        return {"thread_window_ns": window, "thread_hook_ns": in_hook, "thread_launch_call_ns": in_calls,
-                "thread_other_ns": window - in_hook - in_calls}
+        window = np.array([[first, last]], dtype=np.int64)
+        return {"thread_window_ns": last - first, "thread_hook_ns": in_hook, "thread_launch_call_ns": in_calls,
+                "thread_other_ns": last - first - in_hook - in_calls,
+                "thread_window_h2d_busy_ns": covered(window, merged(*self.spans(H2D))),
+                "thread_window_d2h_busy_ns": covered(window, merged(*self.spans(D2H)))}
 
     def _traffic(self) -> dict:
         calls = self.kind == CALL
