@@ -37,6 +37,8 @@ struct CostModel {
   double fault_startup_s;             // fixed cost of a kernel that demand-faults
   int64_t fault_batch_pages;          // pages the driver services per fault batch
   double driver_prefetch_threshold;   // resident fraction past which the driver fetches the whole block
+  double launch_cpu_s;                // the framework's CPU time per kernel launch (0: launches never hold kernels)
+  double hook_cpu_s;                  // deepum's launch hook per launch, on the same thread, while it sees launches
 };
 
 struct Totals {
@@ -59,6 +61,7 @@ struct Totals {
   int64_t peak_resident_blocks = 0;
   int64_t woke_at_kernel = -1;   // the first kernel the policy saw (-1: the engine slept throughout)
   double compute_s = 0, fault_stall_s = 0, prefetch_wait_s = 0, host_map_wait_s = 0, time_s = 0;
+  double launch_wait_s = 0;      // the GPU idle before kernels not yet launched (CostModel::launch_cpu_s)
 };
 
 struct KernelRecord {
@@ -76,7 +79,8 @@ class Simulator : private MemoryFacts {
         evict_bytes_per_s_(eviction_threads(options) ? cost.threaded_evict_bytes_per_s : cost.evict_bytes_per_s),
         policy_(options, capacity_blocks, *this, oracle_window(trace, options), oracle_replacement(trace, options)),
         gate_(capacity_bytes, sleeps(trace, options) ? options.wake_percent : 0),
-        populates_new_segments_(populates_new_segments(options)), capacity_blocks_(capacity_blocks),
+        populates_new_segments_(populates_new_segments(options)), hooked_(options.mode == Mode::kDeepUM),
+        capacity_blocks_(capacity_blocks),
         resident_pages_(trace.blocks, 0), arrival_s_(trace.blocks, 0.0), prefetched_bytes_(trace.blocks, 0),
         dropped_(trace.blocks, 0), live_bytes_(trace.blocks, 0), allocated_(trace.blocks, 0), fresh_(trace.blocks, 0),
         in_a_segment_(trace.blocks, 0), batched_(trace.blocks, 0) {
@@ -93,8 +97,11 @@ class Simulator : private MemoryFacts {
     apply_memory_events(next_event, -1);
     if (policy_.warm_start().state != WarmStart::kCold && gate_.wake()) waking_ = true;
     for (size_t k = 0; k < trace_.kernels; ++k) {
-      for (; next_iteration < trace_.iterations && size_t(trace_.iteration_first_kernel[next_iteration]) <= k; ++next_iteration)
+      for (; next_iteration < trace_.iterations && size_t(trace_.iteration_first_kernel[next_iteration]) <= k; ++next_iteration) {
         if (k > 0) policy_.next_iteration();
+        launch_clock_ = std::max(launch_clock_, now_);  // a step ends with a synchronization
+      }
+      launch();
       run_kernel(k);
       for (Block b : fresh_blocks_) fresh_[b] = 0;
       fresh_blocks_.clear();
@@ -131,6 +138,15 @@ class Simulator : private MemoryFacts {
     const uint64_t lo = uint64_t(trace_.block_number[b]) << kBlockShift;
     auto it = segments_.lower_bound(lo + kBlockBytes);  // the first segment starting past the block
     return it != segments_.begin() && std::prev(it)->first + std::prev(it)->second > lo;
+  }
+
+  // The launching thread issues kernel k launch_cpu_s after kernel k - 1, and hook_cpu_s more while
+  // deepum's hook sees launches; the kernel and its decisions wait for it.
+  void launch() {
+    launch_clock_ += cost_.launch_cpu_s + (hooked_ && !gate_.asleep() ? cost_.hook_cpu_s : 0.0);
+    if (launch_clock_ <= now_) return;
+    totals_.launch_wait_s += launch_clock_ - now_;
+    now_ = launch_clock_;
   }
 
   void run_kernel(size_t k) {
@@ -411,6 +427,7 @@ class Simulator : private MemoryFacts {
   Policy policy_;
   SleepGate gate_;
   const bool populates_new_segments_;
+  const bool hooked_;  // deepum's launch hook runs its policy on the launching thread
   const int64_t capacity_blocks_;
   bool waking_ = false;                    // the gate woke: the policy is told before the next launch
   std::map<uint64_t, uint64_t> segments_;  // live managed segments: start, bytes
@@ -430,6 +447,7 @@ class Simulator : private MemoryFacts {
   std::vector<uint8_t> batched_;           // in batch_, waiting to be moved in
   std::vector<Decision> batch_;            // blocks to move in with one run of calls
   double now_ = 0, link_free_s_ = 0, cpu_free_s_ = 0;
+  double launch_clock_ = 0;  // when the launching thread has issued the latest kernel
   Totals totals_;
   KernelRecord record_{};
   std::vector<KernelRecord> timeline_;

@@ -38,7 +38,8 @@ CostModel cost_model(const py::dict& c) {
                    c["host_map_bytes_per_s"].cast<double>(),
                    c["demand_fault_read_bytes_per_s"].cast<double>(),
                    c["demand_fault_write_bytes_per_s"].cast<double>(), c["demand_fault_startup_s"].cast<double>(),
-                   c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>()};
+                   c["fault_batch_pages"].cast<int64_t>(), c["driver_prefetch_threshold"].cast<double>(),
+                   c["launch_cpu_s"].cast<double>(), c["hook_cpu_s"].cast<double>()};
 }
 
 py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64_t capacity_bytes,
@@ -111,6 +112,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   out["compute_s"] = s.compute_s;
   out["fault_stall_s"] = s.fault_stall_s;
   out["prefetch_wait_s"] = s.prefetch_wait_s;
+  out["launch_wait_s"] = s.launch_wait_s;
   out["time_s"] = s.time_s;
   out["kernel_prediction_hits"] = sim.policy().kernel_hits();
   out["kernel_prediction_misses"] = sim.policy().kernel_misses();

@@ -514,3 +514,83 @@ def test_state_created_in_the_first_step_is_mapped_from_the_second():
     replay = simulate(_first_optimizer_step(iterations=3), "deepum", 6 * BLOCK_BYTES)
     assert replay.host_mapped_bytes == 2 * 2 * 4 * BLOCK_BYTES  # 2 iterations, 2 launches, 4 blocks
     assert replay.lost_reads == 0
+
+
+def _launch_bound(kernels: int = 5, iterations: int = 2, duration_ns: int = 10_000):
+    """Kernels that touch one resident block each and run `duration_ns`: all compute, no movement."""
+    writer = TraceWriter()
+    for _ in range(iterations):
+        writer.begin_iteration()
+        for k in range(kernels):
+            writer.add_kernel(exec_id=k + 1, name=f"k{k}", duration_ns=duration_ns, blocks=[BASE], pages=[512],
+                              writes=[False])
+    return writer.finish()
+
+
+def test_a_slow_launching_thread_sets_the_pace_and_each_step_starts_after_the_last():
+    """Hand-worked: 5 kernels of 10 us an iteration, launched 100 us apart. The first kernel starts
+    at its launch and faults its block in (longer than the next four launches), so the first step ends
+    at 100 us + the fault + 5 kernels; the second starts launching then (the step's synchronization)
+    and ends 5 launches and 1 kernel later."""
+    trace = _launch_bound()
+    calibration = Calibration.load("h200")
+    free = simulate(trace, "um", 1 << 30, calibration=calibration)
+    paced = simulate(trace, "um", 1 << 30, calibration=dataclasses.replace(calibration, launch_cpu_s=100e-6))
+    fault = free.fault_stall_s
+    assert free.launch_wait_s == 0 and fault > 4 * 100e-6 and free.time_s == pytest.approx(fault + 10 * 10e-6)
+    first_step = 100e-6 + fault + 5 * 10e-6
+    assert paced.time_s == pytest.approx(first_step + 5 * 100e-6 + 10e-6)
+    assert paced.launch_wait_s == pytest.approx(2 * 100e-6 + 4 * (100e-6 - 10e-6))  # each step's first waits a launch
+    assert _moves(paced) == _moves(free)
+
+
+@settings(max_examples=25, deadline=None)
+@given(workloads, fractions, st.sampled_from(["um", "deepum", "oracle"]))
+def test_the_launching_thread_delays_kernels_and_never_what_moves(trace, fraction, policy):
+    """A launching thread of launch_cpu_s a launch (here ten times the longest kernel's time) paces
+    every policy's replay: each iteration takes at least its launches' time after its first, nothing is
+    faster than unpaced, and the policy moves the same bytes (its decisions do not depend on time)."""
+    capacity = _capacity(trace, fraction)
+    calibration = Calibration.load("h200")
+    launch_s = 10 * float(trace.kernel_duration_ns.max()) * 1e-9
+    free = simulate(trace, policy, capacity, calibration=calibration)
+    paced = simulate(trace, policy, capacity, calibration=dataclasses.replace(calibration, launch_cpu_s=launch_s))
+    assert free.launch_wait_s == 0 and paced.launch_wait_s > 0
+    assert _moves(paced) == _moves(free)
+    for r in (free, paced):  # every simulated second is one of the parts
+        assert r.time_s == pytest.approx(r.compute_s + r.fault_stall_s + r.prefetch_wait_s + r.host_map_wait_s +
+                                         r.launch_wait_s, rel=1e-9, abs=1e-12)
+    assert paced.time_s >= free.time_s - 1e-12
+    assert paced.time_s >= trace.num_kernels * launch_s - 1e-12
+    first = list(trace.iteration_first_kernel) + [trace.num_kernels]
+    for row, lo, hi in zip(paced.per_iteration, first, first[1:]):  # from its first kernel's start
+        assert row["time_s"] >= (hi - lo - 1) * launch_s - 1e-12
+
+
+def test_the_hook_is_charged_to_deepum_alone_and_only_while_it_sees_launches():
+    """hook_cpu_s is deepum's launch hook: the default transformer at half its footprint replays alike
+    under um and the oracle with it or without, and longer under deepum; at full capacity the engine
+    sleeps throughout (no hook), so deepum replays alike too."""
+    trace = synth_transformer()
+    calibration = Calibration.load("h200")
+    hooked = dataclasses.replace(calibration, hook_cpu_s=50e-6)
+    capacity = _capacity(trace, 0.5)
+    for policy in ("um", "oracle"):
+        a, b = (simulate(trace, policy, capacity, calibration=c) for c in (hooked, calibration))
+        assert a.time_s == b.time_s and a.launch_wait_s == 0, policy
+    a, b = (simulate(trace, "deepum", capacity, calibration=c) for c in (hooked, calibration))
+    assert a.time_s > b.time_s and a.launch_wait_s > 0 and _moves(a) == _moves(b)
+    roomy = 4 * trace.footprint_bytes()
+    a, b = (simulate(trace, "deepum", roomy, calibration=c) for c in (hooked, calibration))
+    assert a.woke_at_kernel is None and a.time_s == b.time_s
+
+
+def test_launch_costs_may_be_zero_but_not_negative(tmp_path):
+    bundled = json.loads((resources.files("deepum.offline") / "calibrations" / "h200.json").read_text())
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({**bundled, "launch_cpu_s": 0, "hook_cpu_s": 2e-5}))
+    assert (Calibration.load(path).launch_cpu_s, Calibration.load(path).hook_cpu_s) == (0, 2e-5)
+    for key in ("launch_cpu_s", "hook_cpu_s"):
+        path.write_text(json.dumps({**bundled, key: -1e-6}))
+        with pytest.raises(ValueError, match=rf"c\.json: {key} must be a number, zero or more"):
+            Calibration.load(path)

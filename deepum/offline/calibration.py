@@ -10,6 +10,8 @@ from pathlib import Path
 DEFAULT_CALIBRATION = "h200"
 # Keys that describe a calibration without entering the cost model.
 DESCRIPTIVE_KEYS = frozenset({"measured", "notes"})
+# Costs that may be zero: a launching thread that never holds a kernel back.
+MAY_BE_ZERO = frozenset({"launch_cpu_s", "hook_cpu_s"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,6 +32,9 @@ class Calibration:
                                                # once; None: charged as a prefetch
     threaded_evict_d2h_bytes_per_s: float | None = None  # deepum's evictions from its eviction threads
                                                          # (DeepUMConfig.eviction_threads); None: as one at a time
+    launch_cpu_s: float = 0.0  # the training framework's CPU time per kernel launch on the launching thread;
+                               # 0: launches never hold a kernel back
+    hook_cpu_s: float = 0.0    # deepum's launch hook per launch, on the same thread, while it sees launches
 
     def __post_init__(self):
         for key in ("populate_bytes_per_s", "host_map_bytes_per_s"):
@@ -85,9 +90,12 @@ class Calibration:
         # null for a field with a default means the default
         values = {k: v for k, v in data.items() if k in fields and not (v is None and k not in required)}
         for key, value in values.items():
-            if key != "device" and (not isinstance(value, (int, float)) or isinstance(value, bool)
-                                    or not 0 < value < float("inf")):
-                raise ValueError(f"{where}: {key} must be a positive number, got {value!r}")
+            if key == "device":
+                continue
+            lowest_ok = 0 <= value if key in MAY_BE_ZERO else 0 < value
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not (lowest_ok and value < float("inf")):
+                kind = "a number, zero or more" if key in MAY_BE_ZERO else "a positive number"
+                raise ValueError(f"{where}: {key} must be {kind}, got {value!r}")
         if not isinstance(values["fault_batch_pages"], int) or values["fault_batch_pages"] > 2**31:
             raise ValueError(f"{where}: fault_batch_pages must be a whole number of pages up to 2**31, "
                              f"got {values['fault_batch_pages']!r}")

@@ -105,6 +105,7 @@ _RESULT_FIELDS = (
     ("compute_s", "  compute", "s"),
     ("fault_stall_s", "  fault stall", "s"),
     ("prefetch_wait_s", "  prefetch wait", "s"),
+    ("launch_wait_s", "  launch wait", "s"),
     ("faults", "faults (4 KiB pages)", "n"),
     ("fault_batches", "fault batches", "n"),
     ("h2d_bytes", "host to device", "B"),

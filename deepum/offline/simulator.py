@@ -56,6 +56,8 @@ class SimResult:
         engine slept (deepum.specs.sleep; not in h2d_bytes).
     host_mapped_bytes: bytes kernels read or wrote of host-mapped blocks over the link (not in h2d_bytes
         or d2h_bytes); host_map_wait_s: the time kernels ran past their compute waiting for them.
+    launch_wait_s: the time the GPU waited for the launching thread (the calibration's launch_cpu_s
+        a launch, and hook_cpu_s more under policy deepum while awake; 0 when both are 0).
     lost_reads: reads of a block whose contents were dropped and not rewritten since (must be 0).
     woke_at_kernel: the first kernel the policy saw (deepum.specs.sleep: the engine sleeps until the
         managed segments pass wake_percent of the capacity; 0 when it never slept), None when it slept
@@ -96,6 +98,7 @@ class SimResult:
     fault_stall_s: float
     prefetch_wait_s: float
     host_map_wait_s: float
+    launch_wait_s: float
     table_bytes: int
     kernel_prediction_hits: int
     kernel_prediction_misses: int
@@ -188,6 +191,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         compute_s=raw["compute_s"],
         fault_stall_s=raw["fault_stall_s"],
         prefetch_wait_s=raw["prefetch_wait_s"],
+        launch_wait_s=raw["launch_wait_s"],
         host_map_wait_s=raw["host_map_wait_s"],
         table_bytes=raw["table_bytes"],
         kernel_prediction_hits=raw["kernel_prediction_hits"],
