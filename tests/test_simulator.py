@@ -591,6 +591,7 @@ def test_launch_costs_may_be_zero_but_not_negative(tmp_path):
     path.write_text(json.dumps({**bundled, "launch_cpu_s": 0, "hook_cpu_s": 2e-5}))
     assert (Calibration.load(path).launch_cpu_s, Calibration.load(path).hook_cpu_s) == (0, 2e-5)
     for key in ("launch_cpu_s", "hook_cpu_s"):
-        path.write_text(json.dumps({**bundled, key: -1e-6}))
-        with pytest.raises(ValueError, match=rf"c\.json: {key} must be a number, zero or more"):
-            Calibration.load(path)
+        for value in (-1e-6, "fast"):
+            path.write_text(json.dumps({**bundled, key: value}))
+            with pytest.raises(ValueError, match=rf"c\.json: {key} must be a number, zero or more"):
+                Calibration.load(path)

@@ -92,9 +92,10 @@ class Calibration:
         for key, value in values.items():
             if key == "device":
                 continue
-            lowest_ok = 0 <= value if key in MAY_BE_ZERO else 0 < value
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not (lowest_ok and value < float("inf")):
-                kind = "a number, zero or more" if key in MAY_BE_ZERO else "a positive number"
+            zero_ok = key in MAY_BE_ZERO
+            is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not is_number or not (0 <= value if zero_ok else 0 < value) or not value < float("inf"):
+                kind = "a number, zero or more" if zero_ok else "a positive number"
                 raise ValueError(f"{where}: {key} must be {kind}, got {value!r}")
         if not isinstance(values["fault_batch_pages"], int) or values["fault_batch_pages"] > 2**31:
             raise ValueError(f"{where}: fault_batch_pages must be a whole number of pages up to 2**31, "
