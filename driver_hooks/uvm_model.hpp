@@ -1,7 +1,8 @@
 // UVM driver model for offline replay: 2 MiB blocks of 4 KiB pages on a GPU of fixed capacity, demand
 // faults in batches, the driver's in-block prefetcher, a host link that moves one migration at a time
 // (the driver serializes migrations), a prefetch worker whose calls cost CPU time, compute that
-// overlaps with prefetches, and kernels that read and write host-mapped blocks over that link. It knows no policy: the policy core (policy.hpp) decides, at each launch,
+// overlaps with prefetches, and kernels that read and write host-mapped blocks over that link beside
+// the migrations. It knows no policy: the policy core (policy.hpp) decides, at each launch,
 // which blocks move; the model charges what those moves cost. Like the engine, it starts asleep
 // (sleep_gate.hpp): until the trace's managed segments pass the gate, the policy sees no launch and
 // kernels fault on what they lack. docs/simulator.md describes it.
@@ -207,13 +208,14 @@ class Simulator : private MemoryFacts {
     if (asleep) peak_asleep_ = std::max(peak_asleep_, resident_blocks_);
     const double compute = double(trace_.duration_ns[k]) * 1e-9;
     const double wait = ready - now_;
-    // Host-mapped accesses cross the link while the kernel runs, after the migrations queued on it.
+    // Host-mapped accesses cross the link while the kernel runs, beside the migrations queued on it:
+    // they are the kernel's own reads and writes, not the driver's copies.
     double end = ready + fault_s + compute;
     if (host_mapped_bytes > 0) {
-      link_free_s_ = std::max(link_free_s_, ready + fault_s) + double(host_mapped_bytes) / cost_.host_map_bytes_per_s;
+      const double mapped_end = ready + fault_s + double(host_mapped_bytes) / cost_.host_map_bytes_per_s;
       totals_.host_mapped_bytes += host_mapped_bytes;
-      totals_.host_map_wait_s += std::max(0.0, link_free_s_ - end);
-      end = std::max(end, link_free_s_);
+      totals_.host_map_wait_s += std::max(0.0, mapped_end - end);
+      end = std::max(end, mapped_end);
     }
     totals_.compute_s += compute;
     totals_.fault_stall_s += fault_s;

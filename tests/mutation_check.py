@@ -68,6 +68,9 @@ MUTATIONS = {
         "cost.evict_bytes_per_s"),
     "host-mapped-accesses-free": (
         "driver_hooks/uvm_model.hpp", "double(host_mapped_bytes) / cost_.host_map_bytes_per_s", "0.0"),
+    "host-mapped-accesses-queue-behind-migrations": (
+        "driver_hooks/uvm_model.hpp", "const double mapped_end = ready + fault_s",
+        "const double mapped_end = std::max(link_free_s_, ready + fault_s)"),
     "lru-without-dead-preference": (
         "driver_hooks/replacement.hpp", "      if (c.dead(b)) return b;\n", ""),
     "next-use-ignores-window-protection": (

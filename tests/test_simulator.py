@@ -361,6 +361,22 @@ def test_host_mapped_blocks_cross_the_link_at_the_host_map_rate():
     assert mapped.d2h_bytes < migrated.d2h_bytes and mapped.lost_reads == 0
 
 
+def test_host_mapped_accesses_run_beside_the_migrations():
+    """The 24-layer GPT-2 in bf16, recorded on the GPU without a budget, at half its footprint: its fused
+    AdamW reads and writes the moments over the link while the evictions and prefetches decided before it
+    are still moving (the GPU's own accesses, not the driver's copies), so no kernel waits for its
+    host-mapped accesses longer than their bytes take at the host-map rate."""
+    from pathlib import Path
+
+    from deepum.offline.trace_io import read_trace
+
+    path = Path(__file__).resolve().parents[1] / "bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz"
+    calibration = Calibration.load("h200")
+    r = simulate(read_trace(path), "deepum", 6_138_363_904, calibration=calibration)
+    assert r.host_mapped_bytes > 0 and r.evicted_bytes > 0 and r.prefetch_bytes > 0
+    assert 0 < r.host_map_wait_s <= r.host_mapped_bytes / calibration.host_map_bytes_per_s
+
+
 def _recommender(iterations: int = 4):
     """A DLRM-like trace: 8 embedding tables of 16 blocks each, looked up (a few pages of every block)
     by indexed kernels at each iteration's start and updated sparsely by indexed kernels at its end,
