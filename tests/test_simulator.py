@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from deepum.offline.calibration import Calibration
 from deepum.config import EVICTION, DeepUMConfig
 from deepum.offline.synth_transformer import synth_transformer
 from deepum.offline.simulator import POLICIES, simulate
+from deepum.offline.trace_io import read_trace
 from deepum.offline.trace_format import BLOCK_BYTES, MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
 from deepum.offline.trace_writer import TraceWriter
 
@@ -366,10 +368,6 @@ def test_host_mapped_accesses_run_beside_the_migrations():
     AdamW reads and writes the moments over the link while the evictions and prefetches decided before it
     are still moving (the GPU's own accesses, not the driver's copies), so no kernel waits for its
     host-mapped accesses longer than their bytes take at the host-map rate."""
-    from pathlib import Path
-
-    from deepum.offline.trace_io import read_trace
-
     path = Path(__file__).resolve().parents[1] / "bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz"
     calibration = Calibration.load("h200")
     r = simulate(read_trace(path), "deepum", 6_138_363_904, calibration=calibration)
