@@ -1,9 +1,11 @@
 """What does the memory map cost per allocation and free? Builds bench/probes/memory_map_cost.cpp with the
 C++ compiler ($CXX, else c++) and replays a recorded trace's memory events (allocations and frees in
 deepum's managed segments, as the allocator hook hands them to the map) through the map asleep (the
-engine sleeping without pressure) and awake, --repeats times; writes one JSON record: command, the
-machine, date, the trace, events per iteration, nanoseconds per event asleep and awake, and what that
-makes per iteration in microseconds. CPU only: the map is CUDA-free.
+engine sleeping without pressure) and awake, --repeats times, and awake again while a second thread asks
+the map under its lock, without pause, whether blocks are dead (as a policy deciding on a thread of its
+own would); writes one JSON record: command, the machine, date, the trace, events per iteration,
+nanoseconds per event asleep, awake and awake while asked (with the questions asked per second), and what
+that makes per iteration in microseconds. CPU only: the map is CUDA-free.
 
     python3 bench/memory_map_cost.py -o bench/results/no_pressure_lockstep/memory_map_cost.json
 """
@@ -68,11 +70,14 @@ def main(argv=None) -> int:
               "repeats": args.repeats, "iterations": iterations,
               "events_per_iteration": per_iteration, **{k: v for k, v in figures.items() if k != "events"},
               "asleep_us_per_iteration": figures["asleep_ns_per_event"] * per_iteration / 1e3,
-              "awake_us_per_iteration": figures["awake_ns_per_event"] * per_iteration / 1e3}
+              "awake_us_per_iteration": figures["awake_ns_per_event"] * per_iteration / 1e3,
+              "awake_asked_us_per_iteration": figures["awake_asked_ns_per_event"] * per_iteration / 1e3}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))
     print(f"{per_iteration:.0f} allocations and frees per iteration: {record['asleep_ns_per_event']:.1f} ns each asleep "
-          f"({record['asleep_us_per_iteration']:.0f} µs per iteration), {record['awake_ns_per_event']:.1f} ns awake")
+          f"({record['asleep_us_per_iteration']:.0f} µs per iteration), {record['awake_ns_per_event']:.1f} ns awake, "
+          f"{record['awake_asked_ns_per_event']:.1f} ns awake while another thread asked "
+          f"{record['questions_per_s'] / 1e6:.1f} million questions a second")
     return 0
 
 

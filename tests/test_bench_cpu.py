@@ -743,7 +743,9 @@ def test_memory_map_cost_replays_a_traces_memory_events(tmp_path):
     record = json.loads(out.read_text())
     assert record["events_per_iteration"] == 12 / 3 and record["iterations"] == 3 and record["repeats"] == 3
     assert record["asleep_ns_per_event"] > 0 and record["awake_ns_per_event"] > 0
+    assert record["awake_asked_ns_per_event"] > 0 and record["questions_per_s"] >= 0  # starved on a short replay
     assert record["asleep_us_per_iteration"] == pytest.approx(record["asleep_ns_per_event"] * 4 / 1e3)
+    assert record["awake_asked_us_per_iteration"] == pytest.approx(record["awake_asked_ns_per_event"] * 4 / 1e3)
 
 
 @pytest.mark.parametrize("argv, message", [(["--repeats", "0"], "--repeats must be from 1 to 10000"),
