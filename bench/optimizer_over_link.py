@@ -104,7 +104,8 @@ def main(argv=None) -> int:
         params = [torch.nn.Parameter(torch.randn(s, device="cuda") * 0.02) for s in shapes]
         for p in params:
             p.grad = torch.randn_like(p) * 1e-3
-        state_bytes = 2 * 4 * sum(p.numel() for p in params)
+        parameters = sum(p.numel() for p in params)
+        state_bytes = 2 * 4 * parameters
         refuse_past_a_quarter_of_free(args.parser, state_bytes >> 20, torch, f"{model}'s Adam state")
         for implementation in IMPLEMENTATIONS:
             for placement in PLACEMENTS:
@@ -115,7 +116,7 @@ def main(argv=None) -> int:
                 ms = time_steps(torch, optimizer, args.steps)
                 median = statistics.median(ms)
                 cases.append({"model": model, "implementation": implementation, "placement": placement,
-                              "parameters": sum(p.numel() for p in params), "tensors": len(params),
+                              "parameters": parameters, "tensors": len(params),
                               "state_bytes": state_bytes, "step_ms": ms, "step_ms_median": median,
                               "state_gb_per_s": state_bytes / (median / 1e3) / 1e9})
                 print(f"{model} {implementation} {placement}: {median:.2f} ms a step "
