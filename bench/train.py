@@ -45,6 +45,12 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   calibration's, or with --uvm-rates a migration probe's (uvm_rates names which);
 - enqueue_s (per step, the time until the step's code returned, every launch issued: the launching
   thread's share of the step) and enqueue_s_median (over the measured steps);
+- enqueue_thread (per step) and enqueue_thread_median: the launching thread's enqueue split
+  (bench/thread_time.py): run_s (user_s, sys_s), runqueue_s (runnable, waiting for a CPU), asleep_s
+  (blocked in the kernel or waiting), voluntary and involuntary switches, minor faults; None where
+  /proc gives no schedstat; thread_states (with --sample-thread-step K): per thread name, the
+  scheduler states and kernel functions slept in (counts of samples) and the time run while the main
+  thread issued step K;
 - timeline (with --timeline-step K): step K's idle breakdown (deepum.capture_timeline: the GPU's
   idle time by what the kernel after each gap waited for, and by what ran meanwhile), each link
   direction's copies as runs (transfer_runs: h2d_runs, d2h_runs) and the names of its spans
@@ -65,6 +71,7 @@ import hashlib
 import json
 import os
 import statistics
+import signal
 import subprocess
 import sys
 import time
@@ -80,6 +87,7 @@ sys.path.insert(0, str(HERE))
 import bounds  # noqa: E402
 import lockstep  # noqa: E402
 import peer_methods  # noqa: E402
+import thread_time  # noqa: E402
 import workloads  # noqa: E402
 from modes import BY_NAME, GPU_MODES  # noqa: E402
 
@@ -129,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeline-step", type=int, default=None, metavar="K",
                         help="capture step K's timeline (unified-memory modes): its idle breakdown goes into the "
                              "record, its spans and plot beside it (OUTPUT.timeline.npz, OUTPUT.timeline.png)")
+    parser.add_argument("--sample-thread-step", type=int, default=None, metavar="K",
+                        help="sample every thread's scheduler state, kernel wait function and CPU time while the main "
+                             "thread issues step K (bench/thread_time.py, in a process of its own); into the record")
     parser.add_argument("--turns", default=None, metavar="R,W",
                         help="take turns at each step with other processes through these inherited pipe ends "
                              "(bench/lockstep.py; bench/no_pressure.py --lockstep passes it)")
@@ -151,6 +162,8 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--timeline-step needs a unified-memory mode; mode {args.mode} runs without deepum")
         if not 0 <= args.timeline_step < args.steps:
             parser.error(f"--timeline-step must be in [0, --steps), got {args.timeline_step}")
+    if args.sample_thread_step is not None and not 0 <= args.sample_thread_step < args.steps:
+        parser.error(f"--sample-thread-step must be in [0, --steps), got {args.sample_thread_step}")
     try:
         args.turns = lockstep.Turns.parse(args.turns) if args.turns is not None else None
         workloads.sizes(args)
@@ -317,32 +330,67 @@ def training_step(workload, model, optimizer, zero_grad_to_none: bool = True, fo
 class TimedSteps(typing.NamedTuple):
     """Per step, in seconds: the whole step (between two synchronizations), and the time until step()
     returned, every launch of the step issued (the launching thread's share; the rest of the step the
-    CPU waited for the GPU); the losses; and the captured step's timeline (deepum.capture_timeline),
-    if one was asked for."""
+    CPU waited for the GPU) and that time's split (thread_time.ThreadTimes.split(), None without
+    schedstat); the losses; the captured step's timeline (deepum.capture_timeline) and the sampled
+    step's thread states (thread_time.sample's counts), if asked for."""
 
     step_s: list
     enqueue_s: list
+    enqueue_thread: list
     losses: list
     timeline: typing.Any = None
+    thread_states: dict | None = None
+
+
+class ThreadSampler:
+    """bench/thread_time.py sampling this process's threads from a process of its own: started at once,
+    sampling between begin() and end(), its counts read by end()."""
+
+    def __init__(self, output: Path):
+        self.output = output
+        self.process = subprocess.Popen([sys.executable, str(HERE / "thread_time.py"), "--pid", str(os.getpid()),
+                                         "-o", str(output)])
+        time.sleep(0.5)  # its interpreter up and its signal handlers set before begin()
+
+    def begin(self):
+        self.process.send_signal(signal.SIGUSR1)
+
+    def end(self) -> dict:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        counts = json.loads(self.output.read_text())
+        self.output.unlink()
+        return counts
 
 
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
-                timeline_step: int | None = None, turns: lockstep.Turns | None = None) -> TimedSteps:
+                timeline_step: int | None = None, turns: lockstep.Turns | None = None,
+                sample_thread_step: int | None = None, sampler_output: Path | None = None) -> TimedSteps:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
-    synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured.
-    With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
-    timed = TimedSteps([], [], [])
+    synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured;
+    the launching thread is sampled while it issues step `sample_thread_step` (a ThreadSampler writing
+    sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
+    timed = TimedSteps([], [], [], [])
+    sampler = ThreadSampler(sampler_output) if sample_thread_step is not None else None
     for index in range(steps):
         if turns is not None:
             turns.take()
         batch = tuple(t.to(device) for t in make_batch(index))
         capture = deepum.capture_timeline() if index == timeline_step else contextlib.nullcontext()
+        sampled = sampler is not None and index == sample_thread_step
         with capture as captured:
             synchronize()
+            if sampled:
+                sampler.begin()
+            before = thread_time.read()
             start = time.perf_counter()
             loss = step(batch)
             timed.enqueue_s.append(time.perf_counter() - start)
+            after = thread_time.read()
+            if sampled:
+                timed = timed._replace(thread_states=sampler.end())
+            timed.enqueue_thread.append((after - before).split() if before and after else None)
             synchronize()
             timed.step_s.append(time.perf_counter() - start)
         if captured is not None:
@@ -367,11 +415,14 @@ def train(torch, args, workload, device: str) -> dict:
     step = training_step(workload, model, optimizer, training.zero_grad_to_none,
                          offload.hooks if offload else None)
     timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize,
-                        timeline_step=args.timeline_step, turns=args.turns)
+                        timeline_step=args.timeline_step, turns=args.turns,
+                        sample_thread_step=args.sample_thread_step,
+                        sampler_output=Path(args.output).with_suffix(".thread_states.json"))
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
-    return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "losses": timed.losses, "timeline": timed.timeline,
+    return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "enqueue_thread": timed.enqueue_thread,
+            "thread_states": timed.thread_states, "losses": timed.losses, "timeline": timed.timeline,
             "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None,
             "memory_method": training.method, "parameter_sha256": digest}
 
@@ -411,6 +462,9 @@ def main(argv=None) -> int:
             **step_figures(run["step_s"], stats.get("per_iteration", []), args.warmup, workload.batch,
                            stats.get("capacity_bytes"), stats.get("managed_bytes_peak")),
             "enqueue_s": run["enqueue_s"], "enqueue_s_median": statistics.median(run["enqueue_s"][args.warmup:]),
+            "enqueue_thread": run["enqueue_thread"],
+            "enqueue_thread_median": thread_time.summarize([s for s in run["enqueue_thread"][args.warmup:] if s]),
+            "thread_states": run["thread_states"],
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
             "memory_method": run["memory_method"], "precision": args.precision,
             "parameter_sha256": run["parameter_sha256"], "lockstep": args.turns is not None,

@@ -21,6 +21,7 @@
 // advance only once it returned (or was left out).
 #pragma once
 #include <cuda.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -114,6 +115,9 @@ class MovePool {
 
  private:
   void run() {
+    // Named for profilers and /proc (at most 15 characters).
+    static constexpr const char* kNames[kLanes] = {"deepum-prefetch", "deepum-map", "deepum-discard", "deepum-evict"};
+    pthread_setname_np(pthread_self(), kNames[lane_]);
     std::vector<Command> run;
     for (;;) {
       {

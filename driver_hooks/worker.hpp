@@ -17,6 +17,7 @@
 #pragma once
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <array>
@@ -116,6 +117,7 @@ class Worker {
 
  private:
   void run() {
+    pthread_setname_np(pthread_self(), "deepum-worker");
     cudaSetDevice(device_);
     for (cudaStream_t& stream : streams_) cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     gpu_.type = cudaMemLocationTypeDevice;

@@ -9,8 +9,8 @@ import pytest
 
 from bench_scripts import load, use_stub_train
 
-bench_report, bounds, modes, physical_limit, run_all, bench_train, workloads = load(
-    "bench_report", "bounds", "modes", "physical_limit", "run_all", "train", "workloads")
+bench_report, bounds, modes, physical_limit, run_all, bench_train, thread_time, workloads = load(
+    "bench_report", "bounds", "modes", "physical_limit", "run_all", "train", "thread_time", "workloads")
 
 GIB = 1 << 30
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -345,6 +345,7 @@ def test_train_modes_map_to_config_switches(mode, switches):
     (["--layers", "0"], "--layers must be a positive integer"),
     (["--mode", "none", "--timeline-step", "1"], "--timeline-step needs a unified-memory mode"),
     (["--steps", "3", "--warmup", "1", "--timeline-step", "3"], "--timeline-step must be in [0, --steps)"),
+    (["--steps", "3", "--warmup", "1", "--sample-thread-step", "-1"], "--sample-thread-step must be in [0, --steps)"),
     (["--turns", "3"], 'two file descriptors as "R,W"'),
     (["--turns", "1,x"], 'two file descriptors as "R,W"'),
     (["--turns", "987,988"], "file descriptor 987, which is not open"),
@@ -375,9 +376,58 @@ def test_workload_trains_one_step_on_cpu(name):
     assert len(run["step_s"]) == 2 and all(math.isfinite(loss) for loss in run["losses"])
     assert len(run["enqueue_s"]) == 2 and all(0 < e <= s for e, s in zip(run["enqueue_s"], run["step_s"]))
     assert run["offloaded_bytes_per_step"] is None
+    for enqueue, split in zip(run["enqueue_s"], run["enqueue_thread"]):  # the enqueue's wall time, split
+        assert split["run_s"] + split["runqueue_s"] + split["asleep_s"] == pytest.approx(enqueue, rel=0.2, abs=2e-3)
+        assert split["user_s"] + split["sys_s"] <= split["run_s"] + 0.02
     assert bench_train.parameter_digest(again.model) == digest      # same seed, same training: bitwise equal
     batch = workload.make_batch(0)
     assert all(t.device.type == "cpu" for t in batch) and workload.make_batch(2) is batch
+
+
+# --- bench/thread_time.py ------------------------------------------------------------------------------
+
+def test_thread_times_split_a_span_into_running_and_asleep():
+    import time
+    before = thread_time.read()
+    if before is None:
+        pytest.skip("no /proc/thread-self/schedstat here")
+    spin_until = time.perf_counter() + 0.05
+    while time.perf_counter() < spin_until:
+        pass
+    time.sleep(0.1)
+    split = (thread_time.read() - before).split()
+    assert split["run_s"] == pytest.approx(0.05, abs=0.03)          # the spin ran, the sleep did not
+    assert split["asleep_s"] + split["runqueue_s"] == pytest.approx(0.1, abs=0.03)
+    assert split["voluntary_switches"] >= 1                         # the sleep blocked once at least
+    spans = [{"a": 3.0, "b": 1}, {"a": 1.0, "b": 2}, {"a": 2.0, "b": 9}]
+    assert thread_time.summarize(spans) == {"a": 2.0, "b": 2} and thread_time.summarize([]) is None
+
+
+def test_thread_sampler_names_where_each_thread_sleeps_and_what_it_ran(tmp_path):
+    import threading
+    import time
+    if thread_time.read() is None:
+        pytest.skip("no /proc/thread-self/schedstat here")
+    sampler = bench_train.ThreadSampler(tmp_path / "states.json")
+    done = threading.Event()
+
+    def spin():
+        while not done.is_set():
+            pass
+
+    spinner = threading.Thread(target=spin, name="spinner")
+    spinner.start()
+    sampler.begin()
+    time.sleep(0.3)
+    counts = sampler.end()["threads"]
+    done.set()
+    spinner.join()
+    assert not (tmp_path / "states.json").exists()
+    main = counts.pop("main")
+    spun = max(counts.values(), key=lambda thread: thread["run_s"])  # Python names no OS thread: by its time
+    assert main["samples"] > 10 and main["threads"] == 1
+    assert main["states"].get("R", 0) < 0.5 * main["samples"]       # mostly asleep or waiting for the GIL
+    assert spun["run_s"] > 0.1 and main["run_s"] < spun["run_s"]     # the spinner held the GIL and ran
 
 
 def test_save_on_cpu_counts_offloaded_bytes():
