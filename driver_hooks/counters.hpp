@@ -66,6 +66,7 @@ struct Counters {
   // ... of which: reading arguments, the policy's decision, the kernel's waits for migrations, its
   // missing blocks prefetched on its stream, the other moves handed to the worker
   std::atomic<uint64_t> hook_scan_ns{0}, hook_policy_ns{0}, hook_wait_ns{0}, hook_demand_ns{0}, hook_submit_ns{0};
+  std::atomic<uint64_t> hook_release_ns{0}, hook_translate_ns{0};  // of hook_policy_ns
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
   // CPU time the worker spent issuing each kind of move (a migration to the host returns only once its
   // copies are done and its pages mapped on the host): prefetches, evictions, discards, populations,

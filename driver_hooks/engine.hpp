@@ -57,6 +57,7 @@ class Engine : private MemoryFacts {
     Stopwatch clock;
     counters_.launches++;
     release_freed();
+    const uint64_t release_ns = clock.lap();
     discard_users_.clear();
     to_policy(numbers.data(), numbers.size(), true);
     uint64_t need[kLanes] = {};  // per lane: the latest command of one of the kernel's blocks
@@ -64,8 +65,11 @@ class Engine : private MemoryFacts {
       const Lanes& s = lanes_[policy_.number(b)];
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
+    const uint64_t translate_ns = clock.lap();
     const LaunchPlan& plan = policy_.on_launch(exec_id, blocks_.data(), blocks_.size(), indexed, fill, fresh_.data());
-    counters_.hook_policy_ns += clock.lap();
+    counters_.hook_release_ns += release_ns;
+    counters_.hook_translate_ns += translate_ns;
+    counters_.hook_policy_ns += release_ns + translate_ns + clock.lap();
     // First, so that an eviction still in flight cannot land after the prefetch below.
     uint8_t waits = wait_for_migrations(need, stream) ? kWaitedForMigrations : 0;
     counters_.hook_wait_ns += clock.lap();

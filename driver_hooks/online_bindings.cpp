@@ -219,6 +219,8 @@ py::dict stats() {
   out["hook_ns"] = rt.counters.hook_ns.load();
   out["hook_scan_ns"] = rt.counters.hook_scan_ns.load();
   out["hook_policy_ns"] = rt.counters.hook_policy_ns.load();
+  out["hook_release_ns"] = rt.counters.hook_release_ns.load();
+  out["hook_translate_ns"] = rt.counters.hook_translate_ns.load();
   out["hook_wait_ns"] = rt.counters.hook_wait_ns.load();
   out["hook_demand_ns"] = rt.counters.hook_demand_ns.load();
   out["hook_submit_ns"] = rt.counters.hook_submit_ns.load();

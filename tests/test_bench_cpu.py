@@ -806,3 +806,76 @@ def test_memory_map_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
         cost.main([*argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- bench/policy_cost.py -------------------------------------------------------------------------------
+
+def _small_trace():
+    from deepum.offline.synth_transformer import synth_transformer
+    return synth_transformer(layers=2, hidden=256, heads=4, seq=256, batch=2, vocab=4096, iterations=4)
+
+
+def test_timed_launches_decide_as_launches_one_by_one():
+    np = pytest.importorskip("numpy")
+    from deepum import _native
+    from deepum.config import DeepUMConfig
+    from deepum.offline.simulator import kernel_kinds
+    trace = _small_trace()
+    capacity = max(4, int(np.unique(trace.access_block).size) // 2)
+    launch = np.arange(trace.num_kernels)  # some launches indexed, some fills, whatever their names
+    kinds = kernel_kinds(trace) | np.where(launch % 7 == 3, 1, 0).astype(np.uint8) | \
+        np.where(launch % 5 == 1, 2, 0).astype(np.uint8)
+    config = DeepUMConfig(host_map_indexed=True).to_dict()
+    timed = _native.Policy("deepum", capacity, config)
+    times = timed.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64),
+                                trace.access_block.astype(np.int64), kinds,
+                                trace.iteration_first_kernel.astype(np.int64), 4096)
+    stepped = _native.Policy("deepum", capacity, config)
+    starts = set(trace.iteration_first_kernel[1:].tolist())
+    for k in range(trace.num_kernels):
+        if k in starts:
+            stepped.next_iteration()
+        blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
+        stepped.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2))
+    assert times.shape == (trace.num_kernels,) and (times >= 0).all()
+    assert timed.kernel_hits == stepped.kernel_hits > 0 and timed.kernel_misses == stepped.kernel_misses
+    assert timed.resident_blocks == stepped.resident_blocks and timed.peak_resident_blocks == capacity
+    assert all(timed.resident(int(b)) == stepped.resident(int(b)) and timed.host_mapped(int(b)) == stepped.host_mapped(int(b))
+               for b in np.unique(trace.access_block))
+    with pytest.raises(ValueError, match="one more entry"):
+        timed.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets[:-1].astype(np.int64),
+                            trace.access_block.astype(np.int64), kinds, trace.iteration_first_kernel, 0)
+
+
+def test_policy_cost_times_a_traces_launches(tmp_path):
+    (cost,) = load("policy_cost")
+    from deepum.offline.trace_io import write_trace
+    trace = _small_trace()
+    path, out = tmp_path / "t.npz", tmp_path / "cost.json"
+    write_trace(trace, path)
+    assert cost.main(["--trace", str(path), "--capacity", "64MiB", "--displace", "0,64KiB", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    first = int(trace.iteration_first_kernel[2])
+    assert record["launches_per_iteration"] == (trace.num_kernels - first) / 2
+    assert [case["displace_bytes"] for case in record["cases"]] == [0, 64 << 10]
+    for case in record["cases"]:
+        assert 0 < case["median_us"] <= case["p90_us"]
+        assert case["per_iteration_ms"] == pytest.approx(case["mean_us"] * record["launches_per_iteration"] / 1e3)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--capacity", "1MiB"], "--capacity must hold at least one 2 MiB block"),
+    (["--displace", "2GiB"], "--displace sizes must be from 0 to 1GiB"),
+    (["--displace", "lots"], "--displace: cannot read size 'lots'"),
+    (["--capacity", "lots"], "--capacity: cannot read size 'lots'"),
+    (["--from-iteration", "9"], "--from-iteration must be in [0, 4)"),
+])
+def test_policy_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
+    (cost,) = load("policy_cost")
+    from deepum.offline.trace_io import write_trace
+    write_trace(_small_trace(), tmp_path / "t.npz")
+    argv = ["--capacity", "64MiB", *argv] if argv[0] != "--capacity" else argv
+    with pytest.raises(SystemExit) as exc:
+        cost.main(["--trace", str(tmp_path / "t.npz"), *argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

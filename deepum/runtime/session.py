@@ -460,7 +460,9 @@ def stats() -> dict:
       neither, so it costs no CUPTI callback and no work per allocation; nor does it count iterations.
     - ``launches``: kernel launches the hook saw (none while asleep). ``hook_ns``: CPU time it spent on them,
       of which ``hook_scan_ns`` reading the arguments (the memory map's lock included),
-      ``hook_policy_ns`` the policy's decision (the engine's lock included), ``hook_wait_ns`` making the
+      ``hook_policy_ns`` the policy's decision (the engine's lock included; of it ``hook_release_ns``
+      telling the policy of freed segments' blocks and ``hook_translate_ns`` numbering the kernel's
+      blocks for the policy and finding their migrations in flight), ``hook_wait_ns`` making the
       kernel's stream wait for its blocks' migrations, ``hook_demand_ns`` prefetching its missing blocks
       on its stream, ``hook_submit_ns`` handing the other moves to the worker (events recorded on the
       launching stream included). ``launch_driver_ns``: time those launch calls took in the driver
@@ -606,8 +608,8 @@ _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", 
                   "direct_eviction_refusals", "direct_eviction_wait_ns",
                   "direct_prefetch_refusals", "direct_prefetch_wait_ns",
                   "direct_discard_refusals", "direct_discard_wait_ns", "hook_ns",
-                  "hook_scan_ns", "hook_policy_ns", "hook_wait_ns", "hook_demand_ns", "hook_submit_ns",
-                  "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
+                  "hook_scan_ns", "hook_policy_ns", "hook_release_ns", "hook_translate_ns", "hook_wait_ns",
+                  "hook_demand_ns", "hook_submit_ns", "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
                   "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")

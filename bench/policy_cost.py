@@ -1,0 +1,138 @@
+"""What does the policy's decision cost per kernel launch on the CPU, with warm and with cold caches?
+
+Replays a recorded trace's launches through the native policy core (deepum._native.Policy, mode
+deepum, the engine's defaults or --config) at --capacity, timing each launch's decision
+(Policy::on_launch, the part of the launch hook that stats() counts in hook_policy_ns less
+hook_release_ns and hook_translate_ns). Before each launch a pass writes every cache line of a buffer
+of each --displace size: it stands for the framework's own work between two launches, which pushes
+the policy's data out of the CPU's caches (0: none, caches warm). The trace's memory events are not
+replayed (no block is dead: the policy drops nothing), so decisions differ from the engine's where it
+would discard.
+
+Writes one JSON record: command, the machine, date, the trace, launches per iteration, and per
+displacement the median, mean and 90th percentile of the per-launch time (µs) over the iterations
+from --from-iteration on, and the mean times launches per iteration (ms, the policy's part of the
+launching thread's time a step).
+
+    python3 bench/policy_cost.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
+        --capacity 6138363904 -o bench/results/launching_thread_time/policy_cost.json
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from deepum import _native  # noqa: E402
+from deepum.config import DeepUMConfig  # noqa: E402
+from deepum.offline.simulator import kernel_kinds  # noqa: E402
+from deepum.offline.trace_format import BLOCK_BYTES  # noqa: E402
+from deepum.offline.trace_io import read_trace  # noqa: E402
+from deepum.units import parse_size  # noqa: E402
+
+DEFAULT_DISPLACE = "0,1MiB,4MiB,16MiB"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
+    parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
+    parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
+    parser.add_argument("--displace", default=DEFAULT_DISPLACE,
+                        help="bytes written between launches, comma-separated sizes (default: %(default)s)")
+    parser.add_argument("--from-iteration", type=int, default=2,
+                        help="first iteration whose launches are summarized (default %(default)s)")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked; errors exit with status 2 and one line on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.capacity = parse_size(args.capacity)
+    except ValueError as exc:
+        parser.error(f"--capacity: {exc}")
+    try:
+        args.displace = [parse_size(size) for size in args.displace.split(",")]
+    except ValueError as exc:
+        parser.error(f"--displace: {exc}")
+    if args.capacity < BLOCK_BYTES:
+        parser.error(f"--capacity must hold at least one 2 MiB block, got {args.capacity} bytes")
+    if any(size < 0 or size > 1 << 30 for size in args.displace):
+        parser.error("--displace sizes must be from 0 to 1GiB")
+    try:
+        args.trace_data = read_trace(args.trace)
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--trace {args.trace}: {exc}")
+    try:
+        args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
+    except (OSError, ValueError, TypeError) as exc:
+        parser.error(f"--config {args.config}: {exc}")
+    iterations = int(args.trace_data.iteration_first_kernel.size)
+    if not 0 <= args.from_iteration < iterations:
+        parser.error(f"--from-iteration must be in [0, {iterations}), the trace's iterations")
+    return args
+
+
+def time_launches(trace, capacity: int, config: DeepUMConfig, displace: int) -> np.ndarray:
+    """Each launch's decision time, ns, in a fresh policy."""
+    policy = _native.Policy("deepum", capacity // BLOCK_BYTES, config.to_dict())
+    return policy.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64),
+                                trace.access_block.astype(np.int64), kernel_kinds(trace),
+                                trace.iteration_first_kernel.astype(np.int64), displace)
+
+
+def summary(times_ns: np.ndarray, launches_per_iteration: float) -> dict:
+    """Per-launch figures (µs) and their mean over an iteration's launches (ms)."""
+    return {"median_us": float(np.median(times_ns)) / 1e3, "mean_us": float(times_ns.mean()) / 1e3,
+            "p90_us": float(np.percentile(times_ns, 90)) / 1e3,
+            "per_iteration_ms": float(times_ns.mean()) * launches_per_iteration / 1e6}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    trace = args.trace_data
+    first = int(trace.iteration_first_kernel[args.from_iteration])
+    launches_per_iteration = (trace.num_kernels - first) / (trace.iteration_first_kernel.size - args.from_iteration)
+    cases = []
+    for displace in args.displace:
+        times = time_launches(trace, args.capacity, args.deepum_config, displace)
+        cases.append({"displace_bytes": displace, **summary(times[first:], launches_per_iteration)})
+        print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "
+              f"mean {cases[-1]['mean_us']:.2f} µs a launch", flush=True)
+    record = {
+        "command": shlex.join([Path(sys.executable).name, *sys.argv]), "machine": platform.processor() or
+        platform.machine(), "cpu": _cpu_name(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+            timespec="seconds"), "trace": str(args.trace), "capacity_bytes": args.capacity,
+        "config": args.deepum_config.to_dict(), "from_iteration": args.from_iteration,
+        "launches_per_iteration": launches_per_iteration, "cases": cases,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(record, indent=1))
+    return 0
+
+
+def _cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), or the platform's description."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.platform()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
