@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# call F: the GPU safety tests but the compiled ones, on this tree (deepum's threads named, the hook's
+# policy part split), then the runtime tests as far as the call's time allows.
+source bench/device_setup.sh
+nvidia-smi --query-gpu=index,name,memory.free,driver_version --format=csv > $R/gpu.txt
+PYTHONPATH=. timeout $(( 590 - ($(date +%s) - T0) )) python3 -m pytest -v -p no:cacheprovider -rs --timeout 280 --durations=5 \
+  tests/test_safety_gpu.py -k "not compiled" > $R/safety.log 2>&1
+echo "safety rc=$? at $(( $(date +%s) - T0 )) s"
+grep -E "PASSED|FAILED|ERROR|SKIPPED|Timeout|passed|failed" $R/safety.log | tail -30
+PYTHONPATH=. timeout $(( 590 - ($(date +%s) - T0) )) python3 -m pytest -v -p no:cacheprovider -rs --timeout 200 \
+  tests/test_runtime_gpu.py > $R/runtime.log 2>&1
+echo "runtime rc=$? at $(( $(date +%s) - T0 )) s"
+grep -E "PASSED|FAILED|ERROR|SKIPPED|Timeout|passed|failed" $R/runtime.log | tail -20
