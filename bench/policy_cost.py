@@ -9,10 +9,10 @@ the policy's data out of the CPU's caches (0: none, caches warm). The trace's me
 replayed (no block is dead: the policy drops nothing), so decisions differ from the engine's where it
 would discard.
 
-Writes one JSON record: command, the machine, date, the trace, launches per iteration, and per
-displacement the median, mean and 90th percentile of the per-launch time (µs) over the iterations
-from --from-iteration on, and the mean times launches per iteration (ms, the policy's part of the
-launching thread's time a step).
+Writes one JSON record: command, the CPU, the source revision, date, the trace, launches per
+iteration, and per displacement the median, mean and 90th percentile of the per-launch time (µs)
+over the iterations from --from-iteration on, and the mean times launches per iteration (ms, the
+policy's part of the launching thread's time a step).
 
     python3 bench/policy_cost.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
         --capacity 6138363904 -o bench/results/launching_thread_time/policy_cost.json
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import platform
 import shlex
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 from deepum import _native  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
@@ -38,6 +38,7 @@ from deepum.offline.simulator import kernel_kinds  # noqa: E402
 from deepum.offline.trace_format import BLOCK_BYTES  # noqa: E402
 from deepum.offline.trace_io import read_trace  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
+from replay_throughput import cpu_model, source_revision  # noqa: E402
 
 DEFAULT_DISPLACE = "0,1MiB,4MiB,16MiB"
 
@@ -112,26 +113,16 @@ def main(argv=None) -> int:
         print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "
               f"mean {cases[-1]['mean_us']:.2f} µs a launch", flush=True)
     record = {
-        "command": shlex.join([Path(sys.executable).name, *sys.argv]), "machine": platform.processor() or
-        platform.machine(), "cpu": _cpu_name(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
-            timespec="seconds"), "trace": str(args.trace), "capacity_bytes": args.capacity,
+        "command": shlex.join([Path(sys.executable).name, *sys.argv]), "cpu": cpu_model(),
+        "revision": source_revision(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "trace": str(args.trace), "capacity_bytes": args.capacity,
         "config": args.deepum_config.to_dict(), "from_iteration": args.from_iteration,
         "launches_per_iteration": launches_per_iteration, "cases": cases,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))
     return 0
-
-
-def _cpu_name() -> str:
-    """The CPU's model name (/proc/cpuinfo), or the platform's description."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.platform()
 
 
 if __name__ == "__main__":
