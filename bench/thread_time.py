@@ -9,8 +9,8 @@ getrusage(RUSAGE_THREAD)); the difference of two readings splits a span of wall 
   fault waiting for I/O or for the address space's lock) or in a wait of its own;
 - voluntary_switches (the thread blocked), involuntary_switches (preempted), minor_faults.
 
-`python3 bench/thread_time.py --pid P -o OUT.json` samples every thread of another process from a
-SIGUSR1 until a SIGTERM or SIGINT: per thread name, its scheduler states and the kernel functions it
+`python3 bench/thread_time.py --pid P -o OUT.json` prints "ready", then samples every thread of
+another process from a SIGUSR1 until a SIGTERM or SIGINT: per thread name, its scheduler states and the kernel functions it
 sleeps in (wchan) as counts of samples, and its time on a CPU meanwhile, so that a thread's asleep_s
 can be named and the thread that ran meanwhile found (PyTorch runs the backward pass of CUDA tensors
 on an autograd thread of its own while the main thread waits). bench/train.py --sample-thread-step
@@ -29,6 +29,8 @@ import typing
 from pathlib import Path
 
 SCHEDSTAT = Path("/proc/thread-self/schedstat")
+READY = "ready"
+"""What the sampler prints on its standard output once it waits for SIGUSR1."""
 
 
 class ThreadTimes(typing.NamedTuple):
@@ -108,6 +110,7 @@ def sample(pid: int, output: Path, interval_s: float) -> int:
     signal.signal(signal.SIGUSR1, lambda *_: begin.append(True))
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.append(True))
+    print(READY, flush=True)
     while not begin and not stop:
         time.sleep(1e-4)
     threads = collections.defaultdict(lambda: {"states": collections.Counter(), "wchan": collections.Counter()})

@@ -351,8 +351,9 @@ class ThreadSampler:
     def __init__(self, output: Path):
         self.output = output
         self.process = subprocess.Popen([sys.executable, str(HERE / "thread_time.py"), "--pid", str(os.getpid()),
-                                         "-o", str(output)])
-        time.sleep(0.5)  # its interpreter up and its signal handlers set before begin()
+                                         "-o", str(output)], stdout=subprocess.PIPE, text=True)
+        if self.process.stdout.readline().strip() != thread_time.READY:  # its signal handlers are set
+            raise RuntimeError(f"bench/thread_time.py did not start (exit status {self.process.wait()})")
 
     def begin(self):
         self.process.send_signal(signal.SIGUSR1)
@@ -371,8 +372,8 @@ def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = 
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
     synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured;
-    the launching thread is sampled while it issues step `sample_thread_step` (a ThreadSampler writing
-    sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
+    every thread is sampled while the main thread issues step `sample_thread_step` (a ThreadSampler
+    writing sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
     timed = TimedSteps([], [], [], [])
     sampler = ThreadSampler(sampler_output) if sample_thread_step is not None else None
     for index in range(steps):
