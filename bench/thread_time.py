@@ -1,7 +1,7 @@
 """Where a thread's wall time goes: running, waiting for a CPU, or asleep in the kernel (Linux).
 
-ThreadClock reads the calling thread's counters (/proc/thread-self/schedstat and
-getrusage(RUSAGE_THREAD)); the difference of two readings splits a span of wall time:
+read() takes the calling thread's counters (/proc/thread-self/schedstat and getrusage(RUSAGE_THREAD))
+as ThreadTimes; the difference of two readings splits a span of wall time:
 
 - run_s: on a CPU (user_s in user mode, sys_s in the kernel);
 - runqueue_s: runnable but waiting for a CPU (other threads took it);
@@ -10,10 +10,10 @@ getrusage(RUSAGE_THREAD)); the difference of two readings splits a span of wall 
 - voluntary_switches (the thread blocked), involuntary_switches (preempted), minor_faults.
 
 `python3 bench/thread_time.py --pid P -o OUT.json` prints "ready", then samples every thread of
-another process from a SIGUSR1 until a SIGTERM or SIGINT: per thread name, its scheduler states and the kernel functions it
-sleeps in (wchan) as counts of samples, and its time on a CPU meanwhile, so that a thread's asleep_s
-can be named and the thread that ran meanwhile found (PyTorch runs the backward pass of CUDA tensors
-on an autograd thread of its own while the main thread waits). bench/train.py --sample-thread-step
+another process from a SIGUSR1 until a SIGTERM or SIGINT: per thread name, its scheduler states and
+the kernel functions it sleeps in (wchan) as counts of samples, and its time on a CPU meanwhile, so
+that a thread's asleep_s can be named and the thread that ran meanwhile found (PyTorch runs the
+backward pass of CUDA tensors on an autograd thread of its own while the main thread waits). bench/train.py --sample-thread-step
 runs it while the main thread issues one step.
 """
 from __future__ import annotations
