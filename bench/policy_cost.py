@@ -12,7 +12,8 @@ would discard.
 Writes one JSON record: command, the CPU, the source revision, date, the trace, launches per
 iteration, and per displacement the median, mean and 90th percentile of the per-launch time (µs)
 over the iterations from --from-iteration on, and the mean times launches per iteration (ms, the
-policy's part of the launching thread's time a step).
+policy's part of the launching thread's time a step): each the median over --repeats replays, each
+replay's figures beside them.
 
     python3 bench/policy_cost.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
         --capacity 6138363904 -o bench/results/launching_thread_time/policy_cost.json
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="bytes written between launches, comma-separated sizes (default: %(default)s)")
     parser.add_argument("--from-iteration", type=int, default=2,
                         help="first iteration whose launches are summarized (default %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="replays per displacement, each in a fresh policy (1 to 100, default %(default)s)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     return parser
 
@@ -72,6 +75,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--capacity must hold at least one 2 MiB block, got {args.capacity} bytes")
     if any(size < 0 or size > 1 << 30 for size in args.displace):
         parser.error("--displace sizes must be from 0 to 1GiB")
+    if not 1 <= args.repeats <= 100:
+        parser.error(f"--repeats must be from 1 to 100, got {args.repeats}")
     try:
         args.trace_data = read_trace(args.trace)
     except (OSError, ValueError, KeyError) as exc:
@@ -101,6 +106,11 @@ def summary(times_ns: np.ndarray, launches_per_iteration: float) -> dict:
             "per_iteration_ms": float(times_ns.mean()) * launches_per_iteration / 1e6}
 
 
+def median_of(repeats: list[dict]) -> dict:
+    """Each figure's median over the repeats' summaries."""
+    return {key: float(np.median([r[key] for r in repeats])) for key in repeats[0]}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     trace = args.trace_data
@@ -108,10 +118,11 @@ def main(argv=None) -> int:
     launches_per_iteration = (trace.num_kernels - first) / (trace.iteration_first_kernel.size - args.from_iteration)
     cases = []
     for displace in args.displace:
-        times = time_launches(trace, args.capacity, args.deepum_config, displace)
-        cases.append({"displace_bytes": displace, **summary(times[first:], launches_per_iteration)})
+        repeats = [summary(time_launches(trace, args.capacity, args.deepum_config, displace)[first:],
+                           launches_per_iteration) for _ in range(args.repeats)]
+        cases.append({"displace_bytes": displace, **median_of(repeats), "repeats": repeats})
         print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "
-              f"mean {cases[-1]['mean_us']:.2f} µs a launch", flush=True)
+              f"mean {cases[-1]['mean_us']:.2f} µs a launch (medians of {args.repeats})", flush=True)
     record = {
         "command": shlex.join([Path(sys.executable).name, *sys.argv]), "cpu": cpu_model(),
         "revision": source_revision(),

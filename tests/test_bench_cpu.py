@@ -853,14 +853,18 @@ def test_policy_cost_times_a_traces_launches(tmp_path):
     trace = _small_trace()
     path, out = tmp_path / "t.npz", tmp_path / "cost.json"
     write_trace(trace, path)
-    assert cost.main(["--trace", str(path), "--capacity", "64MiB", "--displace", "0,64KiB", "-o", str(out)]) == 0
+    assert cost.main(["--trace", str(path), "--capacity", "64MiB", "--displace", "0,64KiB", "--repeats", "3",
+                      "-o", str(out)]) == 0
     record = json.loads(out.read_text())
     first = int(trace.iteration_first_kernel[2])
     assert record["launches_per_iteration"] == (trace.num_kernels - first) / 2
     assert [case["displace_bytes"] for case in record["cases"]] == [0, 64 << 10]
     for case in record["cases"]:
-        assert 0 < case["median_us"] <= case["p90_us"]
-        assert case["per_iteration_ms"] == pytest.approx(case["mean_us"] * record["launches_per_iteration"] / 1e3)
+        assert len(case["repeats"]) == 3
+        for repeat in case["repeats"]:
+            assert 0 < repeat["median_us"] <= repeat["p90_us"]
+            assert repeat["per_iteration_ms"] == pytest.approx(repeat["mean_us"] * record["launches_per_iteration"] / 1e3)
+        assert case["mean_us"] == sorted(r["mean_us"] for r in case["repeats"])[1]   # the median of three
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -869,6 +873,7 @@ def test_policy_cost_times_a_traces_launches(tmp_path):
     (["--displace", "lots"], "--displace: cannot read size 'lots'"),
     (["--capacity", "lots"], "--capacity: cannot read size 'lots'"),
     (["--from-iteration", "9"], "--from-iteration must be in [0, 4)"),
+    (["--repeats", "0"], "--repeats must be from 1 to 100"),
 ])
 def test_policy_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
     (cost,) = load("policy_cost")
