@@ -3,11 +3,12 @@
 Replays a recorded trace's launches through the native policy core (deepum._native.Policy, mode
 deepum, the engine's defaults or --config) at --capacity, timing each launch's decision
 (Policy::on_launch, the part of the launch hook that stats() counts in hook_policy_ns less
-hook_release_ns and hook_translate_ns). Before each launch a pass writes every cache line of a buffer
-of each --displace size: it stands for the framework's own work between two launches, which pushes
-the policy's data out of the CPU's caches (0: none, caches warm). The trace's memory events are not
-replayed (no block is dead: the policy drops nothing), so decisions differ from the engine's where it
-would discard.
+hook_release_ns and hook_translate_ns). Between launches, untimed, the policy is told the trace's
+memory events (which blocks are dead, which segments are freed) and its iterations' starts. Before
+each launch a pass writes every cache line of a buffer of each --displace size: it stands for the
+framework's own work between two launches, which pushes the policy's data out of the CPU's caches (0:
+none, caches warm). The policy's memory facts are a set of dead blocks here and the memory map in the
+engine, and no launch is told which of its blocks are fresh.
 
 Writes one JSON record: command, the CPU, the source revision, date, the trace, launches per
 iteration, and per displacement the median, mean and 90th percentile of the per-launch time (µs)
@@ -16,7 +17,7 @@ policy's part of the launching thread's time a step): each the median over --rep
 replay's figures beside them.
 
     python3 bench/policy_cost.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
-        --capacity 6138363904 -o bench/results/launching_thread_time/policy_cost.json
+        --capacity 6138363904 -o bench/results/launching_thread_time/policy_cost_this_cpu.json
 """
 from __future__ import annotations
 
@@ -36,12 +37,14 @@ sys.path.insert(0, str(HERE))
 from deepum import _native  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.offline.simulator import kernel_kinds  # noqa: E402
-from deepum.offline.trace_format import BLOCK_BYTES  # noqa: E402
+from deepum.offline.trace_format import (BLOCK_BYTES, MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC,  # noqa: E402
+                                         MEM_SEGMENT_FREE)
 from deepum.offline.trace_io import read_trace  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
 from replay_throughput import cpu_model, source_revision  # noqa: E402
 
 DEFAULT_DISPLACE = "0,1MiB,4MiB,16MiB"
+BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -91,12 +94,63 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def time_launches(trace, capacity: int, config: DeepUMConfig, displace: int) -> np.ndarray:
-    """Each launch's decision time, ns, in a fresh policy."""
-    policy = _native.Policy("deepum", capacity // BLOCK_BYTES, config.to_dict())
-    return policy.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64),
-                                trace.access_block.astype(np.int64), kernel_kinds(trace),
-                                trace.iteration_first_kernel.astype(np.int64), displace)
+class TraceMemory:
+    """The trace's allocator events told to a policy as its memory facts, as the engine's memory map
+    tells them: a block is dead once it was allocated and no live allocation overlaps it, and not
+    memory while a segment that held it is freed (its blocks released then)."""
+
+    def __init__(self, trace, policy):
+        self.trace, self.policy = trace, policy
+        self.live_bytes: dict[int, int] = {}
+        self.next_event = 0
+
+    def apply_through(self, kernel: int) -> None:
+        """Applies the events recorded up to and including kernel `kernel`'s launch (-1: before any)."""
+        t = self.trace
+        while self.next_event < t.mem_action.size and t.mem_kernel[self.next_event] <= kernel:
+            e = self.next_event
+            self.next_event += 1
+            start, end = int(t.mem_address[e]), int(t.mem_address[e]) + int(t.mem_bytes[e])
+            action = int(t.mem_action[e])
+            for number in range(start >> BLOCK_SHIFT, ((end - 1) >> BLOCK_SHIFT) + 1 if end > start else 0):
+                overlap = min(end, (number + 1) << BLOCK_SHIFT) - max(start, number << BLOCK_SHIFT)
+                if action == MEM_ALLOC:
+                    self.live_bytes[number] = self.live_bytes.get(number, 0) + overlap
+                    self.policy.set_dead(number, False)
+                elif action == MEM_FREE and number in self.live_bytes:
+                    self.live_bytes[number] -= overlap
+                    self.policy.set_dead(number, self.live_bytes[number] <= 0)
+                elif action == MEM_SEGMENT_ALLOC:
+                    self.policy.set_absent(number, False)
+                elif action == MEM_SEGMENT_FREE:
+                    self.policy.set_absent(number, True)
+                    self.policy.release(number)
+
+
+def new_policy(capacity: int, config: DeepUMConfig):
+    """A fresh native policy, mode deepum, at `capacity` bytes."""
+    return _native.Policy("deepum", capacity // BLOCK_BYTES, config.to_dict())
+
+
+def time_launches(trace, policy, displace: int) -> np.ndarray:
+    """Each launch's decision time, ns, through `policy`, told the trace's memory events between
+    launches and its iterations' starts (both untimed)."""
+    memory = TraceMemory(trace, policy)
+    ids, offsets = trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64)
+    blocks, kinds = trace.access_block.astype(np.int64), kernel_kinds(trace)
+    # Runs of launches with no memory event and no iteration start inside.
+    cuts = np.unique(np.concatenate([[0, trace.num_kernels], trace.iteration_first_kernel,
+                                     trace.mem_kernel[(trace.mem_kernel >= 0)] + 1]))
+    cuts = cuts[(cuts >= 0) & (cuts <= trace.num_kernels)]
+    starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
+    times = []
+    for first, last in zip(cuts[:-1], cuts[1:]):
+        memory.apply_through(int(first) - 1)
+        if first in starts:
+            policy.next_iteration()
+        times.append(policy.time_launches(ids[first:last], offsets[first:last + 1] - offsets[first],
+                                          blocks[offsets[first]:offsets[last]], kinds[first:last], displace))
+    return np.concatenate(times)
 
 
 def summary(times_ns: np.ndarray, launches_per_iteration: float) -> dict:
@@ -118,7 +172,7 @@ def main(argv=None) -> int:
     launches_per_iteration = (trace.num_kernels - first) / (trace.iteration_first_kernel.size - args.from_iteration)
     cases = []
     for displace in args.displace:
-        repeats = [summary(time_launches(trace, args.capacity, args.deepum_config, displace)[first:],
+        repeats = [summary(time_launches(trace, new_policy(args.capacity, args.deepum_config), displace)[first:],
                            launches_per_iteration) for _ in range(args.repeats)]
         cases.append({"displace_bytes": displace, **median_of(repeats), "repeats": repeats})
         print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "

@@ -65,19 +65,17 @@ class PolicyUnderTest {
     return py::make_tuple(plan.demand_prefetch, moves);
   }
   // Launch k (exec_ids[k], UM blocks numbers[offsets[k]:offsets[k + 1]], indexed when flags[k] & 1, a
-  // fill when flags[k] & 2) through the policy, launch by launch, a new iteration before each launch
-  // that iteration_starts names; before each launch a
-  // pass writing every cache line of a buffer of displace_bytes (0: none) stands for the framework's
-  // own work between launches, which displaces the policy's data from the CPU's caches. Returns
-  // each launch's time in on_launch, ns (the blocks numbered for the policy beforehand, untimed).
+  // fill when flags[k] & 2) through the policy, launch by launch; before each launch a pass writing
+  // every cache line of a buffer of displace_bytes (0: none) stands for the framework's own work
+  // between launches, which displaces the policy's data from the CPU's caches. Returns each launch's
+  // time in on_launch, ns (the blocks numbered for the policy beforehand, untimed).
   py::array_t<int64_t> time_launches(const py::array_t<uint64_t>& exec_ids, const py::array_t<int64_t>& offsets,
                                      const py::array_t<int64_t>& numbers, const py::array_t<uint8_t>& flags,
-                                     const py::array_t<int64_t>& iteration_starts, size_t displace_bytes) {
+                                     size_t displace_bytes) {
     const auto ids = exec_ids.unchecked<1>();
     const auto flag = flags.unchecked<1>();
     const auto off = offsets.unchecked<1>();
     const auto num = numbers.unchecked<1>();
-    const auto starts = iteration_starts.unchecked<1>();
     const py::ssize_t launches = ids.shape(0);
     if (off.shape(0) != launches + 1 || off(launches) > num.shape(0) || flag.shape(0) != launches)
       throw py::value_error("offsets must hold one more entry than exec_ids, the last within numbers, and flags one "
@@ -91,10 +89,7 @@ class PolicyUnderTest {
     volatile uint8_t* const displaced = buffer.data();
     py::array_t<int64_t> times(launches);
     auto out = times.mutable_unchecked<1>();
-    py::ssize_t next_start = 0;
     for (py::ssize_t k = 0; k < launches; ++k) {
-      for (; next_start < starts.shape(0) && starts(next_start) <= k; ++next_start)
-        if (starts(next_start) == k && k > 0) policy_.next_iteration();
       for (size_t i = 0; i < displace_bytes; i += 64) displaced[i] = uint8_t(displaced[i] + 1);
       const auto begin = std::chrono::steady_clock::now();
       policy_.on_launch(ids(k), blocks.data() + off(k), size_t(off(k + 1) - off(k)), flag(k) & 1, flag(k) & 2);
@@ -144,11 +139,10 @@ void bind_policy(py::module_& m) {
            "A kernel launches using `blocks` (each once), indexed or not, a fill or not, `fresh` those of them "
            "that received memory allocated since the launch before; returns (demand_prefetch, [(move, block), ...]).")
       .def("time_launches", &PolicyUnderTest::time_launches, py::arg("exec_ids"), py::arg("offsets"),
-           py::arg("numbers"), py::arg("flags"), py::arg("iteration_starts"), py::arg("displace_bytes") = 0,
-           "A trace's launches through the policy (launch k: exec_ids[k], blocks numbers[offsets[k]:offsets[k+1]], "
-           "flags[k] 1 indexed, 2 a fill), "
-           "a new iteration at each launch iteration_starts names, a pass over displace_bytes of memory before each "
-           "launch; returns each launch's time in the policy, ns (bench/policy_cost.py).")
+           py::arg("numbers"), py::arg("flags"), py::arg("displace_bytes") = 0,
+           "Launches through the policy (launch k: exec_ids[k], blocks numbers[offsets[k]:offsets[k+1]], flags[k] "
+           "1 indexed, 2 a fill), a pass over displace_bytes of memory before each; returns each launch's time in "
+           "the policy, ns (bench/policy_cost.py).")
       .def("wake", &PolicyUnderTest::wake, py::arg("blocks"),
            "The engine wakes: `blocks` (ascending), those of the live managed segments, become resident.")
       .def("set_dead", &PolicyUnderTest::set_dead, py::arg("block"), py::arg("dead"))

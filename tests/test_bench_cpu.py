@@ -826,17 +826,24 @@ def test_timed_launches_decide_as_launches_one_by_one():
     kinds = kernel_kinds(trace) | np.where(launch % 7 == 3, 1, 0).astype(np.uint8) | \
         np.where(launch % 5 == 1, 2, 0).astype(np.uint8)
     config = DeepUMConfig(host_map_indexed=True).to_dict()
-    timed = _native.Policy("deepum", capacity, config)
-    times = timed.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64),
-                                trace.access_block.astype(np.int64), kinds,
-                                trace.iteration_first_kernel.astype(np.int64), 4096)
-    stepped = _native.Policy("deepum", capacity, config)
-    starts = set(trace.iteration_first_kernel[1:].tolist())
+    timed, stepped = _native.Policy("deepum", capacity, config), _native.Policy("deepum", capacity, config)
+    bounds = [0, *(k for k in trace.iteration_first_kernel.tolist() if k > 0), trace.num_kernels]
+    times = []
+    for first, last in zip(bounds[:-1], bounds[1:]):  # an iteration a call
+        if first:
+            timed.next_iteration()
+        offsets = trace.access_offsets[first:last + 1]
+        times.append(timed.time_launches(trace.kernel_exec_id[first:last].astype(np.uint64),
+                                         (offsets - offsets[0]).astype(np.int64),
+                                         trace.access_block[offsets[0]:offsets[-1]].astype(np.int64),
+                                         kinds[first:last], 4096))
+    starts = set(bounds[1:-1])
     for k in range(trace.num_kernels):
         if k in starts:
             stepped.next_iteration()
         blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
         stepped.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2))
+    times = np.concatenate(times)
     assert times.shape == (trace.num_kernels,) and (times >= 0).all()
     assert timed.kernel_hits == stepped.kernel_hits > 0 and timed.kernel_misses == stepped.kernel_misses
     assert timed.resident_blocks == stepped.resident_blocks and timed.peak_resident_blocks == capacity
@@ -844,7 +851,120 @@ def test_timed_launches_decide_as_launches_one_by_one():
                for b in np.unique(trace.access_block))
     with pytest.raises(ValueError, match="one more entry"):
         timed.time_launches(trace.kernel_exec_id.astype(np.uint64), trace.access_offsets[:-1].astype(np.int64),
-                            trace.access_block.astype(np.int64), kinds, trace.iteration_first_kernel, 0)
+                            trace.access_block.astype(np.int64), kinds, 0)
+
+
+def test_policy_cost_tells_the_policy_the_traces_memory_events():
+    np = pytest.importorskip("numpy")
+    (cost,) = load("policy_cost")
+    from deepum.offline.trace_format import MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC, MEM_SEGMENT_FREE
+
+    class Told:
+        def __init__(self):
+            self.dead, self.absent, self.released = {}, {}, []
+
+        def set_dead(self, number, dead):
+            self.dead[number] = dead
+
+        def set_absent(self, number, absent):
+            self.absent[number] = absent
+
+        def release(self, number):
+            self.released.append(number)
+
+    block = 1 << 21
+    segment = 64 * block
+    events = [(-1, MEM_SEGMENT_ALLOC, segment, 4 * block),             # blocks 64..67
+              (0, MEM_ALLOC, segment, block + block // 2),               # block 64 whole, 65 half
+              (0, MEM_ALLOC, segment + 2 * block, block // 4),           # block 66 a quarter
+              (1, MEM_FREE, segment, block + block // 2),                # 64 and 65 hold nothing now
+              (2, MEM_SEGMENT_FREE, segment, 4 * block)]
+    trace = type("Trace", (), {})()
+    trace.mem_kernel, trace.mem_action, trace.mem_address, trace.mem_bytes = (
+        np.array(column) for column in zip(*events))
+    told = Told()
+    memory = cost.TraceMemory(trace, told)
+    memory.apply_through(-1)
+    assert told.absent == {64: False, 65: False, 66: False, 67: False} and not told.dead
+    memory.apply_through(0)
+    assert told.dead == {64: False, 65: False, 66: False}
+    memory.apply_through(1)
+    assert told.dead == {64: True, 65: True, 66: False}                  # 66 still holds its allocation
+    memory.apply_through(5)
+    assert told.absent == {64: True, 65: True, 66: True, 67: True} and told.released == [64, 65, 66, 67]
+
+
+def test_policy_cost_decides_as_launches_one_by_one_told_the_memory_events():
+    np = pytest.importorskip("numpy")
+    (cost,) = load("policy_cost")
+    from deepum import _native
+    from deepum.config import DeepUMConfig
+    from deepum.offline.simulator import kernel_kinds
+    trace = _small_trace()
+    assert trace.mem_action.size > 0
+    capacity = max(4, int(np.unique(trace.access_block).size) // 2) * cost.BLOCK_BYTES
+    timed = cost.new_policy(capacity, DeepUMConfig())
+    times = cost.time_launches(trace, timed, 0)
+    stepped = _native.Policy("deepum", capacity // cost.BLOCK_BYTES, DeepUMConfig().to_dict())
+    memory, kinds = cost.TraceMemory(trace, stepped), kernel_kinds(trace)
+    for k in range(trace.num_kernels):
+        memory.apply_through(k - 1)
+        if k in trace.iteration_first_kernel.tolist() and k > 0:
+            stepped.next_iteration()
+        blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
+        stepped.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2))
+    assert times.shape == (trace.num_kernels,)
+    assert timed.kernel_hits == stepped.kernel_hits and timed.resident_blocks == stepped.resident_blocks
+    assert all(timed.resident(int(b)) == stepped.resident(int(b)) and timed.host_mapped(int(b)) == stepped.host_mapped(int(b))
+               for b in np.unique(trace.access_block))
+    told_nothing = _native.Policy("deepum", capacity // cost.BLOCK_BYTES, DeepUMConfig().to_dict())
+    for k in range(trace.num_kernels):                                  # the events change what it decides
+        if k in trace.iteration_first_kernel.tolist() and k > 0:
+            told_nothing.next_iteration()
+        blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
+        told_nothing.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2))
+    assert any(told_nothing.resident(int(b)) != stepped.resident(int(b)) or
+               told_nothing.host_mapped(int(b)) != stepped.host_mapped(int(b)) for b in np.unique(trace.access_block))
+
+
+def test_policy_cost_tells_each_event_between_the_launches_around_it():
+    np = pytest.importorskip("numpy")
+    (cost,) = load("policy_cost")
+
+    class Logged:  # what a policy is told, in order: ("launch", k), ("told", number), ("iteration",)
+        def __init__(self):
+            self.log, self.launched = [], 0
+
+        def time_launches(self, ids, offsets, blocks, kinds, displace):
+            self.log += [("launch", self.launched + i) for i in range(len(ids))]
+            self.launched += len(ids)
+            return np.zeros(len(ids), np.int64)
+
+        def set_dead(self, number, dead):
+            self.log.append(("told", number))
+
+        set_absent = set_dead
+
+        def release(self, number):
+            self.log.append(("told", number))
+
+        def next_iteration(self):
+            self.log.append(("iteration",))
+
+    trace = _small_trace()
+    policy = Logged()
+    assert cost.time_launches(trace, policy, 0).shape == (trace.num_kernels,)
+    launches_before = np.cumsum([entry[0] == "launch" for entry in policy.log])
+    told_after = [int(n) for entry, n in zip(policy.log, launches_before) if entry[0] == "told"]
+    from deepum.offline.trace_format import MEM_SEGMENT_FREE
+    expected = []                        # each event's blocks, after launch mem_kernel and before the next
+    for k, action, address, size in zip(trace.mem_kernel, trace.mem_action, trace.mem_address, trace.mem_bytes):
+        if size:
+            blocks = (int(address) + int(size) - 1 >> 21) - (int(address) >> 21) + 1
+            expected += [int(k) + 1] * blocks * (2 if action == MEM_SEGMENT_FREE else 1)  # absent, released
+    assert told_after == expected
+    iterations_after = [int(n) for entry, n in zip(policy.log, launches_before) if entry[0] == "iteration"]
+    assert iterations_after == [k for k in trace.iteration_first_kernel.tolist() if k > 0]
 
 
 def test_policy_cost_times_a_traces_launches(tmp_path):
