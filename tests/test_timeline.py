@@ -46,6 +46,7 @@ def test_a_hand_worked_window_splits_its_idle_time_by_cause_and_by_what_ran():
     # within it the link carried the H2D copy [12,14) and no D2H (that one runs [25,45))
     assert (b["thread_window_h2d_busy_ns"], b["thread_window_d2h_busy_ns"]) == (2, 0)
     assert (b["h2d_bytes"], b["d2h_bytes"], b["worker_calls"]) == (4 << 20, 2 << 20, 2)
+    assert (b["h2d_busy_ns"], b["d2h_busy_ns"], b["both_ways_busy_ns"]) == (2, 20, 0)
     assert b["calls_by_op"] == {"prefetch": [1, 2 << 20, 12], "evict": [1, 4 << 20, 2]}
 
 
@@ -100,6 +101,10 @@ def model_breakdown(rows) -> dict:
     first, last = (min(s for s, _ in thread), max(e for _, e in thread)) if thread else (0, 0)
     out["thread_h2d"] = sum(busy(t, tl.H2D) for t in range(first, last))
     out["thread_d2h"] = sum(busy(t, tl.D2H) for t in range(first, last))
+    ends = [e for _s, e, _v, k, _d in rows if k in (tl.H2D, tl.D2H)]
+    out["h2d"] = sum(busy(t, tl.H2D) for t in range(max(ends, default=0)))
+    out["d2h"] = sum(busy(t, tl.D2H) for t in range(max(ends, default=0)))
+    out["both"] = sum(busy(t, tl.H2D) and busy(t, tl.D2H) for t in range(max(ends, default=0)))
     return out
 
 
@@ -124,6 +129,7 @@ def test_the_breakdown_agrees_with_a_nanosecond_walk(rows, wait_bits, launch_cal
     assert (b["idle_link_busy_ns"], b["idle_worker_calling_ns"], b["idle_otherwise_ns"]) == \
         (m["link"], m["calling"], m["otherwise"])
     assert (b["thread_window_h2d_busy_ns"], b["thread_window_d2h_busy_ns"]) == (m["thread_h2d"], m["thread_d2h"])
+    assert (b["h2d_busy_ns"], b["d2h_busy_ns"], b["both_ways_busy_ns"]) == (m["h2d"], m["d2h"], m["both"])
 
 
 def test_a_timeline_survives_a_round_trip_and_plots(tmp_path):

@@ -84,6 +84,8 @@ class StepTimeline:
           link that way within that window (what a launch-bound step leaves of the link unused);
         - kernels, launches_seen (launches whose kernel is among them), h2d_bytes, d2h_bytes,
           worker_calls, and calls_by_op ({op: [calls, bytes, ns in calls]}) over the whole capture;
+          h2d_busy_ns and d2h_busy_ns, how long a transfer crossed the link that way, and
+          both_ways_busy_ns, how long transfers crossed it both ways at once, over the whole capture;
         - dropped: spans the engine's bound left out (the figures then fall short).
         Empty windows (no kernel captured) give zeros.
         """
@@ -163,8 +165,10 @@ class StepTimeline:
             if mine.any():
                 by_op[op] = [int(mine.sum()), int(self.value[mine].sum()),
                              int((self.end[mine] - self.start[mine]).sum())]
+        h2d, d2h = merged(*self.spans(H2D)), merged(*self.spans(D2H))
         return {"h2d_bytes": int(self.value[self.kind == H2D].sum()),
                 "d2h_bytes": int(self.value[self.kind == D2H].sum()),
+                "h2d_busy_ns": covered(h2d), "d2h_busy_ns": covered(d2h), "both_ways_busy_ns": covered(h2d, d2h),
                 "worker_calls": int(calls.sum()), "calls_by_op": by_op}
 
     def plot(self, path: str | Path, title: str = "") -> None:
