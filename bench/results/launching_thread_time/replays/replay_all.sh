@@ -5,6 +5,7 @@
 # hook's 20 µs a launch takes 65 µs, as deepum's enqueue of 0.19-0.25 s over 3,340 launches), the
 # directions' rates the GPU's step timeline shows over the copies' busy time (in 32 GB/s, out by the
 # eviction threads 51 GB/s), and both. Run from the repository root.
+set -euo pipefail
 D=bench/results/launching_thread_time/replays
 T=bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz
 for calibration in pace rates both; do
