@@ -1004,3 +1004,44 @@ def test_policy_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
         cost.main(["--trace", str(tmp_path / "t.npz"), *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- bench/replay_phases.py -------------------------------------------------------------------------------
+
+def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(tmp_path):
+    (phases,) = load("replay_phases")
+    from deepum.offline.trace_io import write_trace
+    trace = _small_trace()
+    path, out = tmp_path / "t.npz", tmp_path / "phases.json"
+    write_trace(trace, path)
+    assert phases.main(["--trace", str(path), "--capacity", "64MiB", "--iterations", "2,3", "--parts", "4",
+                        "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    first = trace.iteration_first_kernel.tolist() + [trace.num_kernels]
+    for row in record["iterations"]:
+        i = row["iteration"]
+        names = [str(trace.kernel_names[k]) for k in trace.kernel_name_idx[first[i]:first[i + 1]]]
+        optimizer = row["optimizer_first_launch"]
+        assert "adam" in names[optimizer].lower() and not any("adam" in n.lower() for n in names[:optimizer])
+        assert row["passes"]["launches"] + row["optimizer"]["launches"] == first[i + 1] - first[i]
+        assert sum(p["launches"] for p in row["parts"]) == row["passes"]["launches"] and len(row["parts"]) == 4
+        for key in ("kernel_s", "prefetch_wait_s"):
+            assert sum(p[key] for p in row["parts"]) == pytest.approx(row["passes"][key])
+        assert row["passes"]["time_s"] + row["optimizer"]["time_s"] <= row["time_s"] + 1e-9
+        assert row["passes"]["time_s"] >= row["passes"]["kernel_s"] - 1e-9
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--iterations", "9"], "--iterations must name iterations in [0, 4)"),
+    (["--iterations", "x"], "--iterations must be comma-separated integers"),
+    (["--parts", "0"], "--parts must be from 1 to 1000"),
+    (["--calibration", "nowhere.json"], "--calibration nowhere.json"),
+])
+def test_replay_phases_refuses_bad_arguments(argv, message, capsys, tmp_path):
+    (phases,) = load("replay_phases")
+    from deepum.offline.trace_io import write_trace
+    write_trace(_small_trace(), tmp_path / "t.npz")
+    with pytest.raises(SystemExit) as exc:
+        phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

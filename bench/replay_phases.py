@@ -1,0 +1,125 @@
+"""Where a replayed iteration waits: its forward and backward passes against its optimizer step, and
+the passes cut into equal parts by launch, each with the kernels' own time and the time they waited
+for prefetches (the simulator's per-kernel timeline, deepum.offline.simulator.simulate).
+
+The optimizer step starts at the iteration's first kernel whose name holds --optimizer-kernel
+(default "adam": PyTorch's fused and foreach Adam and AdamW kernels). Writes one JSON record: command,
+date, the trace, policy, capacity, calibration, and per iteration asked its time, the passes' and the
+optimizer's time, kernel time and prefetch waits, and the passes' parts (seconds).
+
+    python3 bench/replay_phases.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
+        --capacity 6138363904 --calibration bench/results/unbudgeted_traces/replays/gpt2_bf16_launch.json \\
+        -o bench/results/launching_thread_time/replays/gpt2_bf16_phases.json
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from deepum.config import DeepUMConfig  # noqa: E402
+from deepum.offline.calibration import Calibration  # noqa: E402
+from deepum.offline.simulator import POLICIES, simulate  # noqa: E402
+from deepum.offline.trace_io import read_trace  # noqa: E402
+from deepum.units import parse_size  # noqa: E402
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
+    parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
+    parser.add_argument("--policy", choices=POLICIES, default="deepum")
+    parser.add_argument("--calibration", default="h200", help="a bundled name or a JSON file (default: h200)")
+    parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
+    parser.add_argument("--iterations", default=None,
+                        help="comma-separated iterations to report (default: every one from the third on)")
+    parser.add_argument("--parts", type=int, default=10, help="equal parts the passes are cut into (default 10)")
+    parser.add_argument("--optimizer-kernel", default="adam",
+                        help="a substring of the optimizer step's first kernel's name (default: %(default)s)")
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked; errors exit with status 2 and one line on stderr."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        args.capacity = parse_size(args.capacity)
+    except ValueError as exc:
+        parser.error(f"--capacity: {exc}")
+    try:
+        args.trace_data = read_trace(args.trace)
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--trace {args.trace}: {exc}")
+    try:
+        args.calibration_data = Calibration.load(args.calibration)
+    except (OSError, ValueError, KeyError) as exc:
+        parser.error(f"--calibration {args.calibration}: {exc}")
+    try:
+        args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
+    except (OSError, ValueError, TypeError) as exc:
+        parser.error(f"--config {args.config}: {exc}")
+    count = int(args.trace_data.iteration_first_kernel.size)
+    try:
+        args.iterations = [int(i) for i in args.iterations.split(",")] if args.iterations else list(range(2, count))
+    except ValueError:
+        parser.error(f"--iterations must be comma-separated integers, got {args.iterations!r}")
+    if not args.iterations or any(not 0 <= i < count for i in args.iterations):
+        parser.error(f"--iterations must name iterations in [0, {count}), the trace's")
+    if not 1 <= args.parts <= 1000:
+        parser.error(f"--parts must be from 1 to 1000, got {args.parts}")
+    return args
+
+
+def iteration_phases(trace, timeline: dict, iteration: int, parts: int, optimizer_kernel: str) -> dict:
+    """One iteration's time split into the passes and the optimizer step, and the passes into parts."""
+    bounds = [*trace.iteration_first_kernel.tolist(), trace.num_kernels]
+    lo, hi = int(bounds[iteration]), int(bounds[iteration + 1])
+    names = [str(trace.kernel_names[i]) for i in trace.kernel_name_idx[lo:hi]]
+    optimizer = next((k for k, name in enumerate(names) if optimizer_kernel.lower() in name.lower()), hi - lo)
+    start, end = timeline["kernel_t_start_s"][lo:hi], timeline["kernel_t_end_s"][lo:hi]
+    waits = timeline["kernel_prefetch_wait_s"][lo:hi]
+    kernels = trace.kernel_duration_ns[lo:hi] / 1e9
+
+    def phase(a: int, b: int) -> dict:
+        if a >= b:
+            return {"launches": 0, "time_s": 0.0, "kernel_s": 0.0, "prefetch_wait_s": 0.0}
+        return {"launches": b - a, "time_s": float(end[b - 1] - start[a]), "kernel_s": float(kernels[a:b].sum()),
+                "prefetch_wait_s": float(waits[a:b].sum())}
+
+    cuts = np.linspace(0, optimizer, parts + 1).astype(int)
+    return {"iteration": iteration, "time_s": float(end[-1] - start[0]), "optimizer_first_launch": optimizer,
+            "passes": phase(0, optimizer), "optimizer": phase(optimizer, hi - lo),
+            "parts": [phase(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    result = simulate(args.trace_data, args.policy, args.capacity, args.deepum_config, args.calibration_data)
+    rows = [iteration_phases(args.trace_data, result.timeline, i, args.parts, args.optimizer_kernel)
+            for i in args.iterations]
+    for row in rows:
+        print(f"iteration {row['iteration']}: {row['time_s']:.4f} s; passes {row['passes']['time_s']:.4f} s "
+              f"(kernels {row['passes']['kernel_s']:.4f}, prefetch waits {row['passes']['prefetch_wait_s']:.4f}); "
+              f"optimizer {row['optimizer']['time_s']:.4f} s", flush=True)
+    record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "trace": str(args.trace), "policy": args.policy, "capacity_bytes": args.capacity,
+              "calibration": str(args.calibration), "config": args.deepum_config.to_dict(),
+              "optimizer_kernel": args.optimizer_kernel, "iterations": rows}
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(record, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
