@@ -3,9 +3,13 @@ the passes cut into equal parts by launch, each with the kernels' own time and t
 for prefetches (the simulator's per-kernel timeline, deepum.offline.simulator.simulate).
 
 The optimizer step starts at the iteration's first kernel whose name holds --optimizer-kernel
-(default "adam": PyTorch's fused and foreach Adam and AdamW kernels). Writes one JSON record: command,
-date, the trace, policy, capacity, calibration, and per iteration asked its time, the passes' and the
-optimizer's time, kernel time and prefetch waits, and the passes' parts (seconds).
+(default "adam": PyTorch's fused and foreach Adam and AdamW kernels). With --gpu-timeline, a step
+timeline the GPU captured (deepum.capture_timeline, saved by bench/train.py --timeline-step) is cut
+the same way beside it: its kernels in start order, the last --gpu-optimizer-kernels of them the
+optimizer step (a timeline holds no kernel names), each part's span and the GPU's idle time before its
+kernels. Writes one JSON record: command, date, the trace, policy, capacity, calibration, per iteration
+asked its time, the passes' and the optimizer's time, kernel time and prefetch waits, and the passes'
+parts (seconds); and the GPU step's parts.
 
     python3 bench/replay_phases.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
         --capacity 6138363904 --calibration bench/results/unbudgeted_traces/replays/gpt2_bf16_launch.json \\
@@ -29,6 +33,7 @@ from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.offline.calibration import Calibration  # noqa: E402
 from deepum.offline.simulator import POLICIES, simulate  # noqa: E402
 from deepum.offline.trace_io import read_trace  # noqa: E402
+from deepum.runtime.timeline import KERNEL, StepTimeline  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
 
 
@@ -44,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--parts", type=int, default=10, help="equal parts the passes are cut into (default 10)")
     parser.add_argument("--optimizer-kernel", default="adam",
                         help="a substring of the optimizer step's first kernel's name (default: %(default)s)")
+    parser.add_argument("--gpu-timeline", type=Path, default=None, metavar="FILE.timeline.npz",
+                        help="a GPU step timeline of the same workload, cut into the same parts")
+    parser.add_argument("--gpu-optimizer-kernels", type=int, default=0,
+                        help="the optimizer step's kernels at the end of the GPU timeline (default 0)")
     parser.add_argument("-o", "--output", type=Path, required=True)
     return parser
 
@@ -77,6 +86,15 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--iterations must name iterations in [0, {count}), the trace's")
     if not 1 <= args.parts <= 1000:
         parser.error(f"--parts must be from 1 to 1000, got {args.parts}")
+    args.gpu_step = None
+    if args.gpu_timeline is not None:
+        try:
+            args.gpu_step = StepTimeline.load(args.gpu_timeline)
+        except (OSError, ValueError, KeyError) as exc:
+            parser.error(f"--gpu-timeline {args.gpu_timeline}: {exc}")
+        kernels = len(args.gpu_step.spans(KERNEL)[0])
+        if not 0 <= args.gpu_optimizer_kernels < kernels:
+            parser.error(f"--gpu-optimizer-kernels must be in [0, {kernels}), the timeline's kernels")
     return args
 
 
@@ -102,6 +120,24 @@ def iteration_phases(trace, timeline: dict, iteration: int, parts: int, optimize
             "parts": [phase(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]}
 
 
+def gpu_phases(step: StepTimeline, parts: int, optimizer_kernels: int) -> dict:
+    """A GPU step timeline cut as iteration_phases cuts a replay: each phase's span and the GPU's idle
+    time before its kernels (after every kernel before them ended), seconds."""
+    start, end = (a.astype(np.int64) for a in step.spans(KERNEL))
+    ended = np.concatenate([[start[0]], np.maximum.accumulate(end)[:-1]])
+    idle = np.maximum(0, start - ended)
+    optimizer = len(start) - optimizer_kernels
+
+    def phase(a: int, b: int) -> dict:
+        if a >= b:
+            return {"kernels": 0, "time_s": 0.0, "idle_s": 0.0}
+        return {"kernels": b - a, "time_s": float(end[a:b].max() - start[a]) / 1e9, "idle_s": float(idle[a:b].sum()) / 1e9}
+
+    cuts = np.linspace(0, optimizer, parts + 1).astype(int)
+    return {"time_s": float(end.max() - start[0]) / 1e9, "passes": phase(0, optimizer),
+            "optimizer": phase(optimizer, len(start)), "parts": [phase(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     result = simulate(args.trace_data, args.policy, args.capacity, args.deepum_config, args.calibration_data)
@@ -115,7 +151,13 @@ def main(argv=None) -> int:
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "trace": str(args.trace), "policy": args.policy, "capacity_bytes": args.capacity,
               "calibration": str(args.calibration), "config": args.deepum_config.to_dict(),
-              "optimizer_kernel": args.optimizer_kernel, "iterations": rows}
+              "optimizer_kernel": args.optimizer_kernel, "iterations": rows,
+              "gpu_timeline": str(args.gpu_timeline) if args.gpu_step else None,
+              "gpu_step": gpu_phases(args.gpu_step, args.parts, args.gpu_optimizer_kernels) if args.gpu_step else None}
+    if args.gpu_step:
+        gpu = record["gpu_step"]
+        print(f"GPU step: {gpu['time_s']:.4f} s; passes {gpu['passes']['time_s']:.4f} s (idle "
+              f"{gpu['passes']['idle_s']:.4f}); optimizer {gpu['optimizer']['time_s']:.4f} s", flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))
     return 0

@@ -1045,3 +1045,33 @@ def test_replay_phases_refuses_bad_arguments(argv, message, capsys, tmp_path):
         phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(tmp_path):
+    np = pytest.importorskip("numpy")
+    (phases,) = load("replay_phases")
+    from deepum.runtime import timeline as tl
+    # six kernels: [0,10) [12,20) [20,25) [30,40) [35,38) [50,60); the last one the optimizer's
+    rows = [(0, 10), (12, 20), (20, 25), (30, 40), (35, 38), (50, 60)]
+    start, end = (np.array(c, np.uint64) for c in zip(*rows))
+    step = tl.StepTimeline(start, end, np.arange(1, 7, dtype=np.uint64), np.full(6, tl.KERNEL, np.uint8),
+                           np.zeros(6, np.uint8))
+    gpu = phases.gpu_phases(step, 2, 1)
+    assert gpu["optimizer"] == {"kernels": 1, "time_s": 10e-9, "idle_s": 10e-9}   # idle [40,50) before it
+    first, second = gpu["parts"]
+    assert (first["kernels"], second["kernels"]) == (2, 3)
+    assert first == {"kernels": 2, "time_s": 20e-9, "idle_s": 2e-9}              # [10,12)
+    assert second == {"kernels": 3, "time_s": 20e-9, "idle_s": 5e-9}             # [25,30); [35,38) inside [30,40)
+    assert gpu["passes"]["idle_s"] == pytest.approx(first["idle_s"] + second["idle_s"]) and gpu["time_s"] == 60e-9
+    path = tmp_path / "step.timeline.npz"
+    step.save(path)
+    from deepum.offline.trace_io import write_trace
+    write_trace(_small_trace(), tmp_path / "t.npz")
+    out = tmp_path / "phases.json"
+    assert phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", "--iterations", "2", "--parts", "2",
+                        "--gpu-timeline", str(path), "--gpu-optimizer-kernels", "1", "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["gpu_step"] == gpu
+    with pytest.raises(SystemExit) as exc:
+        phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", "--gpu-timeline", str(path),
+                     "--gpu-optimizer-kernels", "6", "-o", str(out)])
+    assert exc.value.code == 2
