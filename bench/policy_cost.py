@@ -39,8 +39,8 @@ from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.offline.simulator import kernel_kinds  # noqa: E402
 from deepum.offline.trace_format import (BLOCK_BYTES, MEM_ALLOC, MEM_FREE, MEM_SEGMENT_ALLOC,  # noqa: E402
                                          MEM_SEGMENT_FREE)
-from deepum.offline.trace_io import read_trace  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
+import replay_arguments  # noqa: E402
 from replay_throughput import cpu_model, source_revision  # noqa: E402
 
 DEFAULT_DISPLACE = "0,1MiB,4MiB,16MiB"
@@ -49,9 +49,7 @@ BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
-    parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
-    parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
+    replay_arguments.add(parser)
     parser.add_argument("--displace", default=DEFAULT_DISPLACE,
                         help="bytes written between launches, comma-separated sizes (default: %(default)s)")
     parser.add_argument("--from-iteration", type=int, default=2,
@@ -66,28 +64,15 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, checked; errors exit with status 2 and one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        args.capacity = parse_size(args.capacity)
-    except ValueError as exc:
-        parser.error(f"--capacity: {exc}")
+    replay_arguments.check(parser, args)
     try:
         args.displace = [parse_size(size) for size in args.displace.split(",")]
     except ValueError as exc:
         parser.error(f"--displace: {exc}")
-    if args.capacity < BLOCK_BYTES:
-        parser.error(f"--capacity must hold at least one 2 MiB block, got {args.capacity} bytes")
     if any(size < 0 or size > 1 << 30 for size in args.displace):
         parser.error("--displace sizes must be from 0 to 1GiB")
     if not 1 <= args.repeats <= 100:
         parser.error(f"--repeats must be from 1 to 100, got {args.repeats}")
-    try:
-        args.trace_data = read_trace(args.trace)
-    except (OSError, ValueError, KeyError) as exc:
-        parser.error(f"--trace {args.trace}: {exc}")
-    try:
-        args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
-    except (OSError, ValueError, TypeError) as exc:
-        parser.error(f"--config {args.config}: {exc}")
     iterations = int(args.trace_data.iteration_first_kernel.size)
     if not 0 <= args.from_iteration < iterations:
         parser.error(f"--from-iteration must be in [0, {iterations}), the trace's iterations")

@@ -28,22 +28,20 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
-from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.offline.calibration import Calibration  # noqa: E402
 from deepum.offline.simulator import POLICIES, simulate  # noqa: E402
-from deepum.offline.trace_io import read_trace  # noqa: E402
 from deepum.runtime.timeline import KERNEL, StepTimeline  # noqa: E402
-from deepum.units import parse_size  # noqa: E402
+
+import replay_arguments  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
-    parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
+    replay_arguments.add(parser)
     parser.add_argument("--policy", choices=POLICIES, default="deepum")
     parser.add_argument("--calibration", default="h200", help="a bundled name or a JSON file (default: h200)")
-    parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
     parser.add_argument("--iterations", default=None,
                         help="comma-separated iterations to report (default: every one from the third on)")
     parser.add_argument("--parts", type=int, default=10, help="equal parts the passes are cut into (default 10)")
@@ -61,22 +59,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, checked; errors exit with status 2 and one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        args.capacity = parse_size(args.capacity)
-    except ValueError as exc:
-        parser.error(f"--capacity: {exc}")
-    try:
-        args.trace_data = read_trace(args.trace)
-    except (OSError, ValueError, KeyError) as exc:
-        parser.error(f"--trace {args.trace}: {exc}")
+    replay_arguments.check(parser, args)
     try:
         args.calibration_data = Calibration.load(args.calibration)
     except (OSError, ValueError, KeyError) as exc:
         parser.error(f"--calibration {args.calibration}: {exc}")
-    try:
-        args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
-    except (OSError, ValueError, TypeError) as exc:
-        parser.error(f"--config {args.config}: {exc}")
     count = int(args.trace_data.iteration_first_kernel.size)
     try:
         args.iterations = [int(i) for i in args.iterations.split(",")] if args.iterations else list(range(2, count))
