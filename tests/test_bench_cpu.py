@@ -1,6 +1,7 @@
 """The GPU benchmark's pure logic on the CPU: the mode registry, the physical limit, aggregation and
 the report from synthetic records, the sweep's orchestration with a stand-in for bench/train.py,
 argument errors, and (with torch) every workload training a step at tiny sizes."""
+import functools
 import json
 import math
 import sys
@@ -810,9 +811,20 @@ def test_memory_map_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
 
 # --- bench/policy_cost.py -------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
 def _small_trace():
+    """A four-iteration trace of a two-layer transformer, built once (tests only read it)."""
     from deepum.offline.synth_transformer import synth_transformer
     return synth_transformer(layers=2, hidden=256, heads=4, seq=256, batch=2, vocab=4096, iterations=4)
+
+
+@pytest.fixture(scope="module")
+def small_trace_path(tmp_path_factory):
+    """_small_trace() written to a file once for the module."""
+    from deepum.offline.trace_io import write_trace
+    path = tmp_path_factory.mktemp("trace") / "t.npz"
+    write_trace(_small_trace(), path)
+    return path
 
 
 def test_timed_launches_decide_as_launches_one_by_one():
@@ -967,13 +979,10 @@ def test_policy_cost_tells_each_event_between_the_launches_around_it():
     assert iterations_after == [k for k in trace.iteration_first_kernel.tolist() if k > 0]
 
 
-def test_policy_cost_times_a_traces_launches(tmp_path):
+def test_policy_cost_times_a_traces_launches(small_trace_path, tmp_path):
     (cost,) = load("policy_cost")
-    from deepum.offline.trace_io import write_trace
-    trace = _small_trace()
-    path, out = tmp_path / "t.npz", tmp_path / "cost.json"
-    write_trace(trace, path)
-    assert cost.main(["--trace", str(path), "--capacity", "64MiB", "--displace", "0,64KiB", "--repeats", "3",
+    trace, out = _small_trace(), tmp_path / "cost.json"
+    assert cost.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--displace", "0,64KiB", "--repeats", "3",
                       "-o", str(out)]) == 0
     record = json.loads(out.read_text())
     first = int(trace.iteration_first_kernel[2])
@@ -995,26 +1004,21 @@ def test_policy_cost_times_a_traces_launches(tmp_path):
     (["--from-iteration", "9"], "--from-iteration must be in [0, 4)"),
     (["--repeats", "0"], "--repeats must be from 1 to 100"),
 ])
-def test_policy_cost_refuses_bad_arguments(argv, message, capsys, tmp_path):
+def test_policy_cost_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
     (cost,) = load("policy_cost")
-    from deepum.offline.trace_io import write_trace
-    write_trace(_small_trace(), tmp_path / "t.npz")
     argv = ["--capacity", "64MiB", *argv] if argv[0] != "--capacity" else argv
     with pytest.raises(SystemExit) as exc:
-        cost.main(["--trace", str(tmp_path / "t.npz"), *argv, "-o", str(tmp_path / "x.json")])
+        cost.main(["--trace", str(small_trace_path), *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
 
 # --- bench/replay_phases.py -------------------------------------------------------------------------------
 
-def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(tmp_path):
+def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(small_trace_path, tmp_path):
     (phases,) = load("replay_phases")
-    from deepum.offline.trace_io import write_trace
-    trace = _small_trace()
-    path, out = tmp_path / "t.npz", tmp_path / "phases.json"
-    write_trace(trace, path)
-    assert phases.main(["--trace", str(path), "--capacity", "64MiB", "--iterations", "2,3", "--parts", "4",
+    trace, out = _small_trace(), tmp_path / "phases.json"
+    assert phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--iterations", "2,3", "--parts", "4",
                         "-o", str(out)]) == 0
     record = json.loads(out.read_text())
     first = trace.iteration_first_kernel.tolist() + [trace.num_kernels]
@@ -1037,17 +1041,15 @@ def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(tmp_pa
     (["--parts", "0"], "--parts must be from 1 to 1000"),
     (["--calibration", "nowhere.json"], "--calibration nowhere.json"),
 ])
-def test_replay_phases_refuses_bad_arguments(argv, message, capsys, tmp_path):
+def test_replay_phases_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
     (phases,) = load("replay_phases")
-    from deepum.offline.trace_io import write_trace
-    write_trace(_small_trace(), tmp_path / "t.npz")
     with pytest.raises(SystemExit) as exc:
-        phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
+        phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
 
-def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(tmp_path):
+def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(small_trace_path, tmp_path):
     np = pytest.importorskip("numpy")
     (phases,) = load("replay_phases")
     from deepum.runtime import timeline as tl
@@ -1065,13 +1067,11 @@ def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(tmp_path):
     assert gpu["passes"]["idle_s"] == pytest.approx(first["idle_s"] + second["idle_s"]) and gpu["time_s"] == 60e-9
     path = tmp_path / "step.timeline.npz"
     step.save(path)
-    from deepum.offline.trace_io import write_trace
-    write_trace(_small_trace(), tmp_path / "t.npz")
     out = tmp_path / "phases.json"
-    assert phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", "--iterations", "2", "--parts", "2",
+    assert phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--iterations", "2", "--parts", "2",
                         "--gpu-timeline", str(path), "--gpu-optimizer-kernels", "1", "-o", str(out)]) == 0
     assert json.loads(out.read_text())["gpu_step"] == gpu
     with pytest.raises(SystemExit) as exc:
-        phases.main(["--trace", str(tmp_path / "t.npz"), "--capacity", "64MiB", "--gpu-timeline", str(path),
+        phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--gpu-timeline", str(path),
                      "--gpu-optimizer-kernels", "6", "-o", str(out)])
     assert exc.value.code == 2

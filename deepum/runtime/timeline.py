@@ -94,8 +94,9 @@ class StepTimeline:
                **{f"idle_before_{c}_ns": 0 for c in GAP_CAUSES},
                "idle_link_busy_ns": 0, "idle_worker_calling_ns": 0, "idle_otherwise_ns": 0,
                "kernels": len(kernels), "launches_seen": 0, "dropped": self.dropped}
-        out.update(self._traffic())
-        out.update(self._launching_thread())
+        h2d, d2h = merged(*self.spans(H2D)), merged(*self.spans(D2H))
+        out.update(self._traffic(h2d, d2h))
+        out.update(self._launching_thread(h2d, d2h))
         if not kernels:
             return out
         waits = self._launch_waits()
@@ -107,7 +108,7 @@ class StepTimeline:
         out["gpu_idle_ns"] = sum(e - s for s, e, _ in gaps)
         out["gpu_busy_ns"] = out["window_ns"] - out["gpu_idle_ns"]
         idle = np.array([(s, e) for s, e, _ in gaps], dtype=np.int64).reshape(-1, 2)
-        link = merged(*(np.concatenate(parts) for parts in zip(self.spans(H2D), self.spans(D2H))))
+        link = merged(*np.concatenate([h2d, d2h]).T)
         calls = merged(*self.spans(CALL))
         out["idle_link_busy_ns"] = covered(idle, link)
         out["idle_worker_calling_ns"] = covered(idle, calls) - covered(idle, calls, link)
@@ -141,7 +142,8 @@ class StepTimeline:
                        gap_ns_p90=float(np.percentile(gaps, 90)))
         return out
 
-    def _launching_thread(self) -> dict:
+    def _launching_thread(self, h2d: np.ndarray, d2h: np.ndarray) -> dict:
+        """The launching thread's window and its parts; h2d, d2h: each direction's transfers, merged."""
         hook = self.kind == LAUNCH
         calls = self.kind == LAUNCH_CALL
         both = hook | calls
@@ -154,10 +156,11 @@ class StepTimeline:
         window = np.array([[first, last]], dtype=np.int64)
         return {"thread_window_ns": last - first, "thread_hook_ns": in_hook, "thread_launch_call_ns": in_calls,
                 "thread_other_ns": last - first - in_hook - in_calls,
-                "thread_window_h2d_busy_ns": covered(window, merged(*self.spans(H2D))),
-                "thread_window_d2h_busy_ns": covered(window, merged(*self.spans(D2H)))}
+                "thread_window_h2d_busy_ns": covered(window, h2d),
+                "thread_window_d2h_busy_ns": covered(window, d2h)}
 
-    def _traffic(self) -> dict:
+    def _traffic(self, h2d: np.ndarray, d2h: np.ndarray) -> dict:
+        """Bytes, busy time each way and both at once, and the worker's calls; h2d, d2h as above."""
         calls = self.kind == CALL
         by_op = {}
         for index, op in enumerate(CALL_OPS):
@@ -165,7 +168,6 @@ class StepTimeline:
             if mine.any():
                 by_op[op] = [int(mine.sum()), int(self.value[mine].sum()),
                              int((self.end[mine] - self.start[mine]).sum())]
-        h2d, d2h = merged(*self.spans(H2D)), merged(*self.spans(D2H))
         return {"h2d_bytes": int(self.value[self.kind == H2D].sum()),
                 "d2h_bytes": int(self.value[self.kind == D2H].sum()),
                 "h2d_busy_ns": covered(h2d), "d2h_busy_ns": covered(d2h), "both_ways_busy_ns": covered(h2d, d2h),
