@@ -346,7 +346,8 @@ class TimedSteps(typing.NamedTuple):
 
 class ThreadSampler:
     """bench/thread_time.py sampling this process's threads from a process of its own: started at once,
-    sampling between begin() and end(), its counts read by end()."""
+    sampling between begin() and end(), its counts read by end(); a context manager that leaves no
+    process behind."""
 
     def __init__(self, output: Path):
         self.output = output
@@ -365,6 +366,16 @@ class ThreadSampler:
         self.output.unlink()
         return counts
 
+    def __enter__(self) -> "ThreadSampler":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        """Ends the sampler if the steps ended before its step (an error): no process is left behind."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=30)
+        self.output.unlink(missing_ok=True)
+
 
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
                 timeline_step: int | None = None, turns: lockstep.Turns | None = None,
@@ -375,34 +386,34 @@ def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = 
     every thread is sampled while the main thread issues step `sample_thread_step` (a ThreadSampler
     writing sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
     timed = TimedSteps([], [], [], [])
-    sampler = ThreadSampler(sampler_output) if sample_thread_step is not None else None
-    for index in range(steps):
-        if turns is not None:
-            turns.take()
-        batch = tuple(t.to(device) for t in make_batch(index))
-        capture = deepum.capture_timeline() if index == timeline_step else contextlib.nullcontext()
-        sampled = sampler is not None and index == sample_thread_step
-        with capture as captured:
-            synchronize()
-            if sampled:
-                sampler.begin()
-            before = thread_time.read()
-            start = time.perf_counter()
-            loss = step(batch)
-            timed.enqueue_s.append(time.perf_counter() - start)
-            after = thread_time.read()
-            if sampled:
-                timed = timed._replace(thread_states=sampler.end())
-            timed.enqueue_thread.append((after - before).split() if before and after else None)
-            synchronize()
-            timed.step_s.append(time.perf_counter() - start)
-        if captured is not None:
-            timed = timed._replace(timeline=captured.timeline)
-        timed.losses.append(loss.item())
-        deepum.mark_iteration()
-        print(f"{label}step {index} {timed.step_s[-1] * 1e3:.1f} ms loss {timed.losses[-1]:.4f}", flush=True)
-        if turns is not None:
-            turns.give()
+    with ThreadSampler(sampler_output) if sample_thread_step is not None else contextlib.nullcontext() as sampler:
+        for index in range(steps):
+            if turns is not None:
+                turns.take()
+            batch = tuple(t.to(device) for t in make_batch(index))
+            capture = deepum.capture_timeline() if index == timeline_step else contextlib.nullcontext()
+            sampled = sampler is not None and index == sample_thread_step
+            with capture as captured:
+                synchronize()
+                if sampled:
+                    sampler.begin()
+                before = thread_time.read()
+                start = time.perf_counter()
+                loss = step(batch)
+                timed.enqueue_s.append(time.perf_counter() - start)
+                after = thread_time.read()
+                if sampled:
+                    timed = timed._replace(thread_states=sampler.end())
+                timed.enqueue_thread.append((after - before).split() if before and after else None)
+                synchronize()
+                timed.step_s.append(time.perf_counter() - start)
+            if captured is not None:
+                timed = timed._replace(timeline=captured.timeline)
+            timed.losses.append(loss.item())
+            deepum.mark_iteration()
+            print(f"{label}step {index} {timed.step_s[-1] * 1e3:.1f} ms loss {timed.losses[-1]:.4f}", flush=True)
+            if turns is not None:
+                turns.give()
     return timed
 
 
