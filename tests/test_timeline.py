@@ -36,6 +36,8 @@ def test_a_hand_worked_window_splits_its_idle_time_by_cause_and_by_what_ran():
     assert b["idle_before_discard_wait_ns"] == 10
     assert b["idle_before_no_wait_ns"] == 10
     assert b["idle_before_prefetched_on_stream_ns"] == 0  # kernel 4 starts inside kernel 3: no gap
+    # kernels 2 and 3 were issued (at 4 and 9) before their gaps began; kernel 5's launch was not seen
+    assert (b["idle_not_launched_ns"], b["idle_launched_ns"], b["idle_launch_unseen_ns"]) == (0, 15, 10)
     # link [12,14) and [25,45): 2 + 5 + 5 of the idle time; calls [16,28) and [29,31) with the link
     # idle: [20,25) only; the rest of the idle time: 25 - 12 - 5
     assert (b["idle_link_busy_ns"], b["idle_worker_calling_ns"], b["idle_otherwise_ns"]) == (12, 5, 8)
@@ -48,6 +50,16 @@ def test_a_hand_worked_window_splits_its_idle_time_by_cause_and_by_what_ran():
     assert (b["h2d_bytes"], b["d2h_bytes"], b["worker_calls"]) == (4 << 20, 2 << 20, 2)
     assert (b["h2d_busy_ns"], b["d2h_busy_ns"], b["both_ways_busy_ns"]) == (2, 20, 0)
     assert b["calls_by_op"] == {"prefetch": [1, 2 << 20, 12], "evict": [1, 4 << 20, 2]}
+
+
+def test_idle_gaps_split_at_the_ending_kernels_launch_call():
+    rows = [(0, 10, 1, tl.KERNEL, 0), (20, 30, 2, tl.KERNEL, 0), (40, 45, 3, tl.KERNEL, 0), (50, 52, 4, tl.KERNEL, 0),
+            (12, 15, 2, tl.LAUNCH_CALL, 0),   # kernel 2 issued at 15: of the gap [10,20), 5 waited for it
+            (31, 33, 3, tl.LAUNCH_CALL, 0),   # kernel 3 issued at 33: of [30,40), 3 before and 7 after
+            (1, 2, 1, tl.LAUNCH_CALL, 0)]     # kernel 1 ends no gap; kernel 4's launch call is not captured
+    b = spans(rows).idle_breakdown()
+    assert b["gpu_idle_ns"] == 25
+    assert (b["idle_not_launched_ns"], b["idle_launched_ns"], b["idle_launch_unseen_ns"]) == (8, 12, 5)
 
 
 def test_a_window_without_kernels_is_all_zero():
@@ -82,14 +94,24 @@ def model_breakdown(rows) -> dict:
     waits = {v: d for _s, _e, v, k, d in rows if k == tl.LAUNCH}
     lo, hi = min(s for s, _, _ in kernels), max(e for _, e, _ in kernels)
     busy = lambda t, kind: any(s <= t < e for s, e, _v, k, _d in rows if k == kind)  # noqa: E731
+    issued = {}
+    for _s, e, v, k, _d in rows:
+        if k == tl.LAUNCH_CALL:
+            issued[v] = max(e, issued.get(v, e))
     out = {c: 0 for c in tl.GAP_CAUSES}
-    out.update(busy=0, link=0, calling=0, otherwise=0)
+    out.update(busy=0, link=0, calling=0, otherwise=0, not_launched=0, launched=0, unseen=0)
     for t in range(lo, hi):
         if any(s <= t < e for s, e, _ in kernels):
             out["busy"] += 1
             continue
         ender = min((s, v) for s, e, v in kernels if s > t)  # the first kernel to start after t
         out[tl.gap_cause(waits.get(ender[1], 0))] += 1
+        if ender[1] not in issued:
+            out["unseen"] += 1
+        elif t < issued[ender[1]]:
+            out["not_launched"] += 1
+        else:
+            out["launched"] += 1
         if busy(t, tl.H2D) or busy(t, tl.D2H):
             out["link"] += 1
         elif busy(t, tl.CALL):
@@ -129,6 +151,8 @@ def test_the_breakdown_agrees_with_a_nanosecond_walk(rows, wait_bits, launch_cal
     assert (b["idle_link_busy_ns"], b["idle_worker_calling_ns"], b["idle_otherwise_ns"]) == \
         (m["link"], m["calling"], m["otherwise"])
     assert (b["thread_window_h2d_busy_ns"], b["thread_window_d2h_busy_ns"]) == (m["thread_h2d"], m["thread_d2h"])
+    assert (b["idle_not_launched_ns"], b["idle_launched_ns"], b["idle_launch_unseen_ns"]) == \
+        (m["not_launched"], m["launched"], m["unseen"])
     assert (b["h2d_busy_ns"], b["d2h_busy_ns"], b["both_ways_busy_ns"]) == (m["h2d"], m["d2h"], m["both"])
 
 

@@ -73,6 +73,10 @@ class StepTimeline:
         - window_ns, gpu_busy_ns (the union of the kernels' spans), gpu_idle_ns (the rest);
         - idle_before_<cause>_ns for each of GAP_CAUSES: the idle gaps, each counted for the kernel
           that ended it (the first to start after it);
+        - the same gaps split by when that kernel's launch call returned: idle_not_launched_ns before
+          it (the GPU waited for the launching thread to issue the kernel), idle_launched_ns after it
+          (the kernel was queued and waited on the GPU: for moves, a stream wait, the driver), and
+          idle_launch_unseen_ns for kernels whose launch call was not captured;
         - idle_link_busy_ns: idle time during which a transfer crossed the link (either way);
           idle_worker_calling_ns: idle time, the link idle, during which the worker was in a driver
           call; idle_otherwise_ns: the rest of the idle time (the driver's work around the copies,
@@ -92,6 +96,7 @@ class StepTimeline:
         kernels = self.value[self.kind == KERNEL].tolist()
         out = {"window_ns": 0, "gpu_busy_ns": 0, "gpu_idle_ns": 0,
                **{f"idle_before_{c}_ns": 0 for c in GAP_CAUSES},
+               "idle_not_launched_ns": 0, "idle_launched_ns": 0, "idle_launch_unseen_ns": 0,
                "idle_link_busy_ns": 0, "idle_worker_calling_ns": 0, "idle_otherwise_ns": 0,
                "kernels": len(kernels), "launches_seen": 0, "dropped": self.dropped}
         h2d, d2h = merged(*self.spans(H2D)), merged(*self.spans(D2H))
@@ -103,11 +108,18 @@ class StepTimeline:
         out["launches_seen"] = sum(1 for c in kernels if c in waits)
         gaps, (first, last) = self._gaps()
         out["window_ns"] = last - first
-        for s, e, cause in gaps:
+        issued = self._launch_call_ends()
+        for s, e, cause, kernel in gaps:
             out[f"idle_before_{cause}_ns"] += e - s
-        out["gpu_idle_ns"] = sum(e - s for s, e, _ in gaps)
+            if kernel not in issued:
+                out["idle_launch_unseen_ns"] += e - s
+                continue
+            waited_for_launch = min(max(issued[kernel], s), e) - s
+            out["idle_not_launched_ns"] += waited_for_launch
+            out["idle_launched_ns"] += e - s - waited_for_launch
+        out["gpu_idle_ns"] = sum(e - s for s, e, _, _ in gaps)
         out["gpu_busy_ns"] = out["window_ns"] - out["gpu_idle_ns"]
-        idle = np.array([(s, e) for s, e, _ in gaps], dtype=np.int64).reshape(-1, 2)
+        idle = np.array([(s, e) for s, e, _, _ in gaps], dtype=np.int64).reshape(-1, 2)
         link = merged(*np.concatenate([h2d, d2h]).T)
         calls = merged(*self.spans(CALL))
         out["idle_link_busy_ns"] = covered(idle, link)
@@ -201,7 +213,7 @@ class StepTimeline:
         colours = dict(zip(GAP_CAUSES, ("tab:purple", "tab:orange", "tab:olive", "tab:cyan")))
         y = len(rows)
         for cause in GAP_CAUSES:
-            mine = [(ms(s), ms(e) - ms(s)) for s, e, c in gaps if c == cause]
+            mine = [(ms(s), ms(e) - ms(s)) for s, e, c, _ in gaps if c == cause]
             if mine:
                 ax.broken_barh(mine, (y - 0.4, 0.8), color=colours[cause], label=f"idle before: {cause}")
         ax.set_yticks(range(len(rows) + 1), [r[0] for r in rows] + ["GPU idle"])
@@ -219,9 +231,18 @@ class StepTimeline:
         rows = self.kind == LAUNCH
         return dict(zip(self.value[rows].tolist(), self.detail[rows].tolist()))
 
-    def _gaps(self) -> tuple[list[tuple[int, int, str]], tuple[int, int]]:
+    def _launch_call_ends(self) -> dict:
+        """{correlation ID: when its launch call returned} of the launch calls captured."""
+        rows = self.kind == LAUNCH_CALL
+        ends = {}
+        for correlation, end in zip(self.value[rows].tolist(), self.end[rows].tolist()):
+            ends[correlation] = max(end, ends.get(correlation, end))
+        return ends
+
+    def _gaps(self) -> tuple[list[tuple[int, int, str, int]], tuple[int, int]]:
         """The GPU's idle gaps between the first kernel's start and the last kernel's end, sorted and
-        disjoint, each with the cause of the kernel that ended it; and that window (first, last)."""
+        disjoint, each with the cause and the correlation ID of the kernel that ended it; and that
+        window (first, last)."""
         rows = np.flatnonzero(self.kind == KERNEL)
         rows = rows[np.argsort(self.start[rows], kind="stable")]
         waits = self._launch_waits()
@@ -229,7 +250,8 @@ class StepTimeline:
         for row in rows:
             s, e = int(self.start[row]), int(self.end[row])
             if busy_until is not None and s > busy_until:
-                gaps.append((busy_until, s, gap_cause(waits.get(int(self.value[row]), 0))))
+                kernel = int(self.value[row])
+                gaps.append((busy_until, s, gap_cause(waits.get(kernel, 0)), kernel))
             busy_until = e if busy_until is None else max(busy_until, e)
         first = int(self.start[rows[0]]) if rows.size else 0
         return gaps, (first, busy_until if busy_until is not None else 0)
