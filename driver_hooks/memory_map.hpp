@@ -167,6 +167,10 @@ class MemoryMap {
   }
   // The live allocation holding `p`: {start, size}, or {0, 0} (always while asleep).
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
+    // Most words of a kernel's arguments are no address (sizes, strides, scalars): those outside the
+    // span of the live allocations are answered without a search.
+    if (in_order_.empty() || p < in_order_.begin()->first) return {0, 0};
+    if (const auto& [last, size] = *in_order_.rbegin(); p >= last + size) return {0, 0};
     auto it = in_order_.upper_bound(p);
     if (it == in_order_.begin()) return {0, 0};
     --it;

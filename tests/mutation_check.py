@@ -28,6 +28,11 @@ TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
+    "allocation-span-ends-at-the-last-start": (
+        "driver_hooks/memory_map.hpp", "p >= last + size) return {0, 0};", "p > last) return {0, 0};"),
+    "allocation-span-skips-the-first-start": (
+        "driver_hooks/memory_map.hpp", "p < in_order_.begin()->first) return {0, 0};",
+        "p <= in_order_.begin()->first) return {0, 0};"),
     "host-map-one-use-too-many": (
         "driver_hooks/next_use.hpp", "uses.size() > most_uses) continue;", "uses.size() > most_uses + 1) continue;"),
     "host-map-ignores-the-span": (

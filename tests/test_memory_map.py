@@ -307,10 +307,12 @@ class MemoryMapMachine(RuleBasedStateMachine):
 
     @invariant()
     def allocations_found_by_pointer(self):
+        pointers = [0, BASE - 1, BASE + BLOCKS * BLOCK_BYTES, 2**64 - 1]  # below and past the memory too
         for start, (size, _, _) in self.model.live.items():
-            for pointer in (start, start + size - 1, start + size):
-                expected = self.model.holding(pointer) if self.awake else (0, 0)
-                assert tuple(self.map.allocation(pointer)) == expected, hex(pointer)
+            pointers += [start - 1, start, start + size - 1, start + size]
+        for pointer in pointers:
+            expected = self.model.holding(pointer) if self.awake else (0, 0)
+            assert tuple(self.map.allocation(pointer)) == expected, hex(pointer)
 
     @invariant()
     def portable_numbers_agree(self):
