@@ -173,3 +173,9 @@ def test_capturing_without_a_running_engine_is_refused():
     with pytest.raises(RuntimeError, match="no deepum engine runs"):
         with tl.capture_timeline():
             pass
+
+
+def test_the_plot_bins_count_the_time_of_the_spans_before_each_edge():
+    # [0,10) and [20,30): before 5 lies 5, before 15 lies 10, before 25 lies 15, before 40 all 20
+    within = tl.time_within([0, 5, 15, 25, 40], np.array([0, 20]), np.array([10, 30]))
+    assert within.tolist() == [0, 5, 10, 15, 20]

@@ -28,6 +28,9 @@ prefetched on its stream just before it."""
 CALL_OPS = ("prefetch", "populate", "evict", "discard", "map host", "map GPU")
 """A call span's detail: the worker's move (commands.hpp Op)."""
 
+PLOT_BINS = 400
+"""plot()'s default number of time slices."""
+
 RUN_JOIN_NS = 20_000
 """transfer_runs' default: copies this close (ns) belong to one run (one migration call's blocks)."""
 GAP_CAUSES = ("prefetched_on_stream", "migration_wait", "discard_wait", "no_wait")
@@ -108,15 +111,13 @@ class StepTimeline:
         out["launches_seen"] = sum(1 for c in kernels if c in waits)
         gaps, (first, last) = self._gaps()
         out["window_ns"] = last - first
-        issued = self._launch_call_ends()
-        for s, e, cause, kernel in gaps:
+        for (s, e, cause, _), cut in zip(gaps, self._cut_at_launch(gaps)):
             out[f"idle_before_{cause}_ns"] += e - s
-            if kernel not in issued:
+            if cut is None:
                 out["idle_launch_unseen_ns"] += e - s
                 continue
-            waited_for_launch = min(max(issued[kernel], s), e) - s
-            out["idle_not_launched_ns"] += waited_for_launch
-            out["idle_launched_ns"] += e - s - waited_for_launch
+            out["idle_not_launched_ns"] += cut - s
+            out["idle_launched_ns"] += e - cut
         out["gpu_idle_ns"] = sum(e - s for s, e, _, _ in gaps)
         out["gpu_busy_ns"] = out["window_ns"] - out["gpu_idle_ns"]
         idle = np.array([(s, e) for s, e, _, _ in gaps], dtype=np.int64).reshape(-1, 2)
@@ -185,9 +186,13 @@ class StepTimeline:
                 "h2d_busy_ns": covered(h2d), "d2h_busy_ns": covered(d2h), "both_ways_busy_ns": covered(h2d, d2h),
                 "worker_calls": int(calls.sum()), "calls_by_op": by_op}
 
-    def plot(self, path: str | Path, title: str = "") -> None:
-        """Draws the window: kernels, each link direction, the worker's calls by move, and the idle
-        gaps coloured by what their kernel waited for."""
+    def plot(self, path: str | Path, title: str = "", bins: int = PLOT_BINS) -> None:
+        """Draws the window in `bins` equal slices of time, each row as the share of each slice its
+        spans cover (a bar of full height: busy the whole slice), since thousands of spans a step are
+        narrower than a pixel: the launch hooks and calls, kernels, each link direction, the worker's
+        calls by move, the GPU's idle time by what the kernel after each gap waited for, and the same
+        idle time cut where that kernel was launched (before: the GPU waited for the launching
+        threads)."""
         import matplotlib
 
         matplotlib.use("Agg")
@@ -195,29 +200,40 @@ class StepTimeline:
 
         k_start, _ = self.spans(KERNEL)
         origin = int(k_start[0]) if k_start.size else int(self.start.min(initial=0))
+        edges = np.linspace(origin, max(int(self.end.max(initial=origin)), origin + 1), bins + 1)
+        left, width = (edges[:-1] - origin) / 1e6, np.diff(edges) / 1e6  # ms since the first kernel
 
-        def ms(t):  # milliseconds since the first kernel
-            return (np.asarray(t, dtype=np.float64) - origin) / 1e6
+        def share(starts, ends) -> np.ndarray:  # of each slice, covered by the union of [starts, ends)
+            union = merged(starts, ends)
+            return np.diff(time_within(edges, union[:, 0], union[:, 1])) / np.diff(edges)
+
+        def draw(y, parts):  # parts: (share, colour, label) stacked from the row's bottom
+            below = np.zeros(bins)
+            for part, colour, label in parts:
+                ax.bar(left, -0.8 * part, width=width, bottom=y + 0.4 - 0.8 * below, align="edge", color=colour,
+                       label=label, linewidth=0)
+                below += part
 
         rows = [("launch hook", LAUNCH, None, "tab:brown"), ("launch call", LAUNCH_CALL, None, "tab:pink"),
                 ("kernels", KERNEL, None, "tab:blue"), ("host to GPU", H2D, None, "tab:green"),
                 ("GPU to host", D2H, None, "tab:red")]
         rows += [(f"worker: {op}", CALL, i, "tab:gray") for i, op in enumerate(CALL_OPS)
                  if ((self.kind == CALL) & (self.detail == i)).any()]
-        fig, ax = plt.subplots(figsize=(14, 1.2 + 0.45 * (len(rows) + 1)))
+        fig, ax = plt.subplots(figsize=(14, 1.2 + 0.45 * (len(rows) + 2)))
         for y, (_label, kind, detail, colour) in enumerate(rows):
             chosen = self.kind == kind if detail is None else (self.kind == kind) & (self.detail == detail)
-            s, e = self.start[chosen], self.end[chosen]
-            ax.broken_barh(list(zip(ms(s), np.maximum(ms(e) - ms(s), 1e-3))), (y - 0.4, 0.8), color=colour)
+            draw(y, [(share(self.start[chosen], self.end[chosen]), colour, None)])
         gaps, _ = self._gaps()
         colours = dict(zip(GAP_CAUSES, ("tab:purple", "tab:orange", "tab:olive", "tab:cyan")))
-        y = len(rows)
-        for cause in GAP_CAUSES:
-            mine = [(ms(s), ms(e) - ms(s)) for s, e, c, _ in gaps if c == cause]
-            if mine:
-                ax.broken_barh(mine, (y - 0.4, 0.8), color=colours[cause], label=f"idle before: {cause}")
-        ax.set_yticks(range(len(rows) + 1), [r[0] for r in rows] + ["GPU idle"])
-        ax.set_xlabel("ms since the first kernel")
+        by_cause = [([(s, e) for s, e, c, _ in gaps if c == cause], cause) for cause in GAP_CAUSES]
+        draw(len(rows), [(share(*zip(*mine)), colours[cause], f"idle before: {cause}") for mine, cause in by_cause if mine])
+        cuts = [(s, c, e) for (s, e, _, _), c in zip(gaps, self._cut_at_launch(gaps)) if c is not None]
+        if cuts:
+            start, cut, end = zip(*cuts)
+            draw(len(rows) + 1, [(share(start, cut), "tab:gray", "idle: kernel not launched yet"),
+                                 (share(cut, end), "black", "idle: kernel launched, waiting")])
+        ax.set_yticks(range(len(rows) + 2), [r[0] for r in rows] + ["GPU idle", "GPU idle by launch"])
+        ax.set_xlabel(f"ms since the first kernel (bars: share of each {width[0]:.2f} ms slice)")
         ax.invert_yaxis()
         ax.set_title(title or "step timeline")
         if gaps:
@@ -231,13 +247,15 @@ class StepTimeline:
         rows = self.kind == LAUNCH
         return dict(zip(self.value[rows].tolist(), self.detail[rows].tolist()))
 
-    def _launch_call_ends(self) -> dict:
-        """{correlation ID: when its launch call returned} of the launch calls captured."""
+    def _cut_at_launch(self, gaps: list[tuple[int, int, str, int]]) -> list[int | None]:
+        """For each of _gaps()'s gaps, where in it the launch call of the kernel that ends it returned
+        (clamped to the gap: before the cut the kernel had not been launched); None where that launch
+        call was not captured."""
         rows = self.kind == LAUNCH_CALL
-        ends = {}
+        issued = {}
         for correlation, end in zip(self.value[rows].tolist(), self.end[rows].tolist()):
-            ends[correlation] = max(end, ends.get(correlation, end))
-        return ends
+            issued[correlation] = max(end, issued.get(correlation, end))
+        return [None if kernel not in issued else min(max(issued[kernel], s), e) for s, e, _, kernel in gaps]
 
     def _gaps(self) -> tuple[list[tuple[int, int, str, int]], tuple[int, int]]:
         """The GPU's idle gaps between the first kernel's start and the last kernel's end, sorted and
@@ -266,6 +284,12 @@ def gap_cause(bits: int) -> str:
     if bits & WAITED_FOR_DISCARD:
         return "discard_wait"
     return "no_wait"
+
+
+def time_within(times, starts, ends) -> np.ndarray:
+    """For each of `times`, how much of the disjoint intervals [starts, ends) lies before it."""
+    times = np.asarray(times, dtype=np.float64)[:, None]
+    return np.clip(times - starts[None, :], 0, ends - starts).sum(axis=1)
 
 
 def runs(starts, ends, joined_within_ns: int = 1) -> tuple[np.ndarray, np.ndarray]:
