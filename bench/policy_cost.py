@@ -12,8 +12,9 @@ engine, and no launch is told which of its blocks are fresh.
 
 Writes one JSON record: command, the CPU, the source revision, date, the trace, launches per
 iteration, and per displacement the median, mean and 90th percentile of the per-launch time (µs)
-over the iterations from --from-iteration on, and the mean times launches per iteration (ms, the
-policy's part of the launching thread's time a step): each the median over --repeats replays, each
+over the iterations from --from-iteration on, the mean times launches per iteration (ms, the
+policy's part of the launching thread's time a step), and by the launches' block counts (bins from
+BLOCK_BINS) each bin's mean and share of the time: each the median over --repeats replays, each
 replay's figures beside them.
 
     python3 bench/policy_cost.py --trace bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz \\
@@ -44,6 +45,8 @@ import replay_arguments  # noqa: E402
 from replay_throughput import cpu_model, source_revision  # noqa: E402
 
 DEFAULT_DISPLACE = "0,1MiB,4MiB,16MiB"
+BLOCK_BINS = [0, 4, 16, 64, 256]
+"""Lower ends of the bins of launches by block count that each case is also split by."""
 BLOCK_SHIFT = BLOCK_BYTES.bit_length() - 1
 
 
@@ -138,11 +141,26 @@ def time_launches(trace, policy, displace: int) -> np.ndarray:
     return np.concatenate(times)
 
 
-def summary(times_ns: np.ndarray, launches_per_iteration: float) -> dict:
-    """Per-launch figures (µs) and their mean over an iteration's launches (ms)."""
-    return {"median_us": float(np.median(times_ns)) / 1e3, "mean_us": float(times_ns.mean()) / 1e3,
-            "p90_us": float(np.percentile(times_ns, 90)) / 1e3,
-            "per_iteration_ms": float(times_ns.mean()) * launches_per_iteration / 1e6}
+def block_bins(blocks_per_launch: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The launches by how many blocks each uses, one (name, mask) per bin of BLOCK_BINS that holds any."""
+    bins = []
+    for low, high in zip(BLOCK_BINS, BLOCK_BINS[1:] + [None]):
+        mask = (blocks_per_launch >= low) & (True if high is None else blocks_per_launch < high)
+        if mask.any():
+            bins.append((f"{low}_{high or 'up'}", mask))
+    return bins
+
+
+def summary(times_ns: np.ndarray, launches_per_iteration: float, blocks_per_launch: np.ndarray) -> dict:
+    """Per-launch figures (µs), their mean over an iteration's launches (ms), and by the launches'
+    block counts (block_bins) each bin's mean (µs) and share of the time."""
+    out = {"median_us": float(np.median(times_ns)) / 1e3, "mean_us": float(times_ns.mean()) / 1e3,
+           "p90_us": float(np.percentile(times_ns, 90)) / 1e3,
+           "per_iteration_ms": float(times_ns.mean()) * launches_per_iteration / 1e6}
+    for name, mask in block_bins(blocks_per_launch):
+        out[f"mean_us_blocks_{name}"] = float(times_ns[mask].mean()) / 1e3
+        out[f"share_blocks_{name}"] = float(times_ns[mask].sum() / times_ns.sum())
+    return out
 
 
 def median_of(repeats: list[dict]) -> dict:
@@ -155,10 +173,11 @@ def main(argv=None) -> int:
     trace = args.trace_data
     first = int(trace.iteration_first_kernel[args.from_iteration])
     launches_per_iteration = (trace.num_kernels - first) / (trace.iteration_first_kernel.size - args.from_iteration)
+    blocks = np.diff(trace.access_offsets)[first:]
     cases = []
     for displace in args.displace:
         repeats = [summary(time_launches(trace, new_policy(args.capacity, args.deepum_config), displace)[first:],
-                           launches_per_iteration) for _ in range(args.repeats)]
+                           launches_per_iteration, blocks) for _ in range(args.repeats)]
         cases.append({"displace_bytes": displace, **median_of(repeats), "repeats": repeats})
         print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "
               f"mean {cases[-1]['mean_us']:.2f} µs a launch (medians of {args.repeats})", flush=True)
@@ -168,7 +187,8 @@ def main(argv=None) -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "trace": str(args.trace), "capacity_bytes": args.capacity,
         "config": args.deepum_config.to_dict(), "from_iteration": args.from_iteration,
-        "launches_per_iteration": launches_per_iteration, "cases": cases,
+        "launches_per_iteration": launches_per_iteration,
+        "launches_by_blocks": {name: int(mask.sum()) for name, mask in block_bins(blocks)}, "cases": cases,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))

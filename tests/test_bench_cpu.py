@@ -994,6 +994,17 @@ def test_policy_cost_times_a_traces_launches(small_trace_path, tmp_path):
             assert 0 < repeat["median_us"] <= repeat["p90_us"]
             assert repeat["per_iteration_ms"] == pytest.approx(repeat["mean_us"] * record["launches_per_iteration"] / 1e3)
         assert case["mean_us"] == sorted(r["mean_us"] for r in case["repeats"])[1]   # the median of three
+        for repeat in case["repeats"]:  # the bins by block count hold every launch, each once
+            bins = record["launches_by_blocks"]
+            assert sum(repeat[f"share_blocks_{name}"] for name in bins) == pytest.approx(1)
+            assert sum(n * repeat[f"mean_us_blocks_{name}"] for name, n in bins.items()) == \
+                pytest.approx(repeat["mean_us"] * sum(bins.values()))
+    blocks = [int(b - a) for a, b in zip(trace.access_offsets[first:-1].tolist(), trace.access_offsets[first + 1:].tolist())]
+    assert record["launches_by_blocks"] == {
+        name: count for name, count in (
+            (name, sum(low <= b < high for b in blocks))
+            for name, low, high in (("0_4", 0, 4), ("4_16", 4, 16), ("16_64", 16, 64), ("64_256", 64, 256),
+                                    ("256_up", 256, 1 << 62))) if count}
 
 
 @pytest.mark.parametrize("argv, message", [
