@@ -177,5 +177,16 @@ def test_capturing_without_a_running_engine_is_refused():
 
 def test_the_plot_bins_count_the_time_of_the_spans_before_each_edge():
     # [0,10) and [20,30): before 5 lies 5, before 15 lies 10, before 25 lies 15, before 40 all 20
-    within = tl.time_within([0, 5, 15, 25, 40], np.array([0, 20]), np.array([10, 30]))
-    assert within.tolist() == [0, 5, 10, 15, 20]
+    within = tl.time_within([-1, 0, 5, 15, 25, 40], np.array([0, 20]), np.array([10, 30]))
+    assert within.tolist() == [0, 0, 5, 10, 15, 20]
+    assert tl.time_within([3, 7], np.array([]), np.array([])).tolist() == [0, 0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(0, 200), st.integers(1, 20)), max_size=12),
+       times=st.lists(st.integers(-5, 260), min_size=1, max_size=20))
+def test_the_plot_bins_agree_with_counting_each_nanosecond(spans, times):
+    union = tl.merged([s for s, _ in spans], [s + n for s, n in spans])
+    covered = {t for s, e in union.tolist() for t in range(s, e)}
+    within = tl.time_within(times, union[:, 0], union[:, 1])
+    assert within.tolist() == [sum(1 for c in covered if c < t) for t in times]

@@ -287,9 +287,15 @@ def gap_cause(bits: int) -> str:
 
 
 def time_within(times, starts, ends) -> np.ndarray:
-    """For each of `times`, how much of the disjoint intervals [starts, ends) lies before it."""
-    times = np.asarray(times, dtype=np.float64)[:, None]
-    return np.clip(times - starts[None, :], 0, ends - starts).sum(axis=1)
+    """For each of `times`, how much of the sorted, disjoint intervals [starts, ends) lies before it."""
+    times, starts = np.asarray(times, dtype=np.float64), np.asarray(starts, dtype=np.float64)
+    lengths = np.asarray(ends, dtype=np.float64) - starts
+    if not starts.size:
+        return np.zeros(times.shape)
+    whole = np.concatenate([[0.0], np.cumsum(lengths)])  # before each interval: all the ones before it
+    last = np.searchsorted(starts, times, side="right") - 1  # the last interval starting at or before
+    within = whole[np.maximum(last, 0)] + np.clip(times - starts[np.maximum(last, 0)], 0, lengths[np.maximum(last, 0)])
+    return np.where(last >= 0, within, 0.0)
 
 
 def runs(starts, ends, joined_within_ns: int = 1) -> tuple[np.ndarray, np.ndarray]:
