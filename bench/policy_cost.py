@@ -144,20 +144,20 @@ def time_launches(trace, policy, displace: int) -> np.ndarray:
 def block_bins(blocks_per_launch: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """The launches by how many blocks each uses, one (name, mask) per bin of BLOCK_BINS that holds any."""
     bins = []
-    for low, high in zip(BLOCK_BINS, BLOCK_BINS[1:] + [None]):
-        mask = (blocks_per_launch >= low) & (True if high is None else blocks_per_launch < high)
+    for low, high in zip(BLOCK_BINS, BLOCK_BINS[1:] + [np.inf]):
+        mask = (blocks_per_launch >= low) & (blocks_per_launch < high)
         if mask.any():
-            bins.append((f"{low}_{high or 'up'}", mask))
+            bins.append((f"{low}_{'up' if high == np.inf else high}", mask))
     return bins
 
 
-def summary(times_ns: np.ndarray, launches_per_iteration: float, blocks_per_launch: np.ndarray) -> dict:
-    """Per-launch figures (µs), their mean over an iteration's launches (ms), and by the launches'
-    block counts (block_bins) each bin's mean (µs) and share of the time."""
+def summary(times_ns: np.ndarray, launches_per_iteration: float, bins: list[tuple[str, np.ndarray]]) -> dict:
+    """Per-launch figures (µs), their mean over an iteration's launches (ms), and for each of `bins`
+    (block_bins of the same launches) its mean (µs) and share of the time."""
     out = {"median_us": float(np.median(times_ns)) / 1e3, "mean_us": float(times_ns.mean()) / 1e3,
            "p90_us": float(np.percentile(times_ns, 90)) / 1e3,
            "per_iteration_ms": float(times_ns.mean()) * launches_per_iteration / 1e6}
-    for name, mask in block_bins(blocks_per_launch):
+    for name, mask in bins:
         out[f"mean_us_blocks_{name}"] = float(times_ns[mask].mean()) / 1e3
         out[f"share_blocks_{name}"] = float(times_ns[mask].sum() / times_ns.sum())
     return out
@@ -173,11 +173,11 @@ def main(argv=None) -> int:
     trace = args.trace_data
     first = int(trace.iteration_first_kernel[args.from_iteration])
     launches_per_iteration = (trace.num_kernels - first) / (trace.iteration_first_kernel.size - args.from_iteration)
-    blocks = np.diff(trace.access_offsets)[first:]
+    bins = block_bins(np.diff(trace.access_offsets)[first:])
     cases = []
     for displace in args.displace:
         repeats = [summary(time_launches(trace, new_policy(args.capacity, args.deepum_config), displace)[first:],
-                           launches_per_iteration, blocks) for _ in range(args.repeats)]
+                           launches_per_iteration, bins) for _ in range(args.repeats)]
         cases.append({"displace_bytes": displace, **median_of(repeats), "repeats": repeats})
         print(f"displace {displace >> 10} KiB: median {cases[-1]['median_us']:.2f} µs, "
               f"mean {cases[-1]['mean_us']:.2f} µs a launch (medians of {args.repeats})", flush=True)
@@ -188,7 +188,7 @@ def main(argv=None) -> int:
         "trace": str(args.trace), "capacity_bytes": args.capacity,
         "config": args.deepum_config.to_dict(), "from_iteration": args.from_iteration,
         "launches_per_iteration": launches_per_iteration,
-        "launches_by_blocks": {name: int(mask.sum()) for name, mask in block_bins(blocks)}, "cases": cases,
+        "launches_by_blocks": {name: int(mask.sum()) for name, mask in bins}, "cases": cases,
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))

@@ -294,8 +294,8 @@ def time_within(times, starts, ends) -> np.ndarray:
         return np.zeros(times.shape)
     whole = np.concatenate([[0.0], np.cumsum(lengths)])  # before each interval: all the ones before it
     last = np.searchsorted(starts, times, side="right") - 1  # the last interval starting at or before
-    within = whole[np.maximum(last, 0)] + np.clip(times - starts[np.maximum(last, 0)], 0, lengths[np.maximum(last, 0)])
-    return np.where(last >= 0, within, 0.0)
+    at = np.maximum(last, 0)
+    return np.where(last >= 0, whole[at] + np.clip(times - starts[at], 0, lengths[at]), 0.0)
 
 
 def runs(starts, ends, joined_within_ns: int = 1) -> tuple[np.ndarray, np.ndarray]:
