@@ -22,7 +22,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   memory, the most bytes of managed blocks one iteration touches (deepum.stats()) with it, or the
   allocator's peak (deepum.stats()'s managed_bytes_peak) where the engine slept without pressure,
   on managed or device memory, and counted none;
-- step_s (every step), step_s_median, step_s_spread (max - min), samples_per_s;
+- step_s (every step: between two synchronizations, or with --overlap-steps from its start to the next
+  step's), step_s_median, step_s_spread (max - min), samples_per_s; overlap_steps (whether it ran so);
 - faults_per_step, bytes_per_step (fault_h2d, prefetch_h2d, other_h2d, d2h as CUPTI saw them;
   prefetch and evict as the engine issued them), h2d_bytes_per_step, d2h_bytes_per_step;
 - prefetch_coverage: prefetch_h2d / (prefetch_h2d + fault_h2d), the share of host-to-GPU bytes that
@@ -142,6 +143,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sample-thread-step", type=int, default=None, metavar="K",
                         help="sample every thread's scheduler state, kernel wait function and CPU time while the main "
                              "thread issues step K (bench/thread_time.py, in a process of its own); into the record")
+    parser.add_argument("--overlap-steps", action="store_true",
+                        help="issue the steps back to back, as a training loop that does not synchronize each step: "
+                             "batches pinned and copied without blocking, losses read after the last step, each "
+                             "step's time from its start to the next step's start (the last's: to the final "
+                             "synchronization), so a step's CPU work overlaps the GPU's tail of the step before")
     parser.add_argument("--turns", default=None, metavar="R,W",
                         help="take turns at each step with other processes through these inherited pipe ends "
                              "(bench/lockstep.py; bench/no_pressure.py --lockstep passes it)")
@@ -166,6 +172,11 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--timeline-step must be in [0, --steps), got {args.timeline_step}")
     if args.sample_thread_step is not None and not 0 <= args.sample_thread_step < args.steps:
         parser.error(f"--sample-thread-step must be in [0, --steps), got {args.sample_thread_step}")
+    if args.overlap_steps:
+        for flag, value in (("--timeline-step", args.timeline_step), ("--sample-thread-step", args.sample_thread_step),
+                            ("--turns", args.turns)):
+            if value is not None:
+                parser.error(f"--overlap-steps times steps that no synchronization separates; {flag} needs them separated")
     try:
         args.turns = lockstep.Turns.parse(args.turns) if args.turns is not None else None
         workloads.sizes(args)
@@ -379,12 +390,16 @@ class ThreadSampler:
 
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
                 timeline_step: int | None = None, turns: lockstep.Turns | None = None,
-                sample_thread_step: int | None = None, sampler_output: Path | None = None) -> TimedSteps:
+                sample_thread_step: int | None = None, sampler_output: Path | None = None,
+                overlap: bool = False) -> TimedSteps:
     """Runs `steps` training steps: the batch make_batch(i) moved to `device`, then step(batch) (the
     whole step: zero_grad, forward, backward, optimizer step; returns the loss) timed between two
     synchronize() calls, then deepum.mark_iteration(). Step `timeline_step`'s timeline is captured;
     every thread is sampled while the main thread issues step `sample_thread_step` (a ThreadSampler
-    writing sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py)."""
+    writing sampler_output). With `turns`, each step waits for its turn and ends it (bench/lockstep.py).
+    With `overlap` (none of those three), no synchronization separates the steps: see overlapped_steps."""
+    if overlap:
+        return overlapped_steps(steps, device, make_batch, step, synchronize, label)
     timed = TimedSteps([], [], [], [])
     with ThreadSampler(sampler_output) if sample_thread_step is not None else contextlib.nullcontext() as sampler:
         for index in range(steps):
@@ -417,6 +432,34 @@ def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = 
     return timed
 
 
+def overlapped_steps(steps: int, device, make_batch, step, synchronize, label: str = "") -> TimedSteps:
+    """Runs `steps` training steps as a loop that does not synchronize each step runs them, from a
+    synchronized start: each batch made, pinned (on a GPU) and copied without blocking, step(batch)
+    issued, deepum.mark_iteration(); the losses read after the last step. A step's time runs from its
+    start (before its batch is made) to the next step's start, the last's to the final synchronize(),
+    so the GPU's tail of one step (the optimizer's kernels) overlaps the CPU's issuing of the next."""
+    timed = TimedSteps([], [], [], [])
+    starts, pending = [], []
+    synchronize()
+    for index in range(steps):
+        starts.append(time.perf_counter())
+        batch = tuple((t.pin_memory().to(device, non_blocking=True) if device == "cuda" else t.to(device))
+                      for t in make_batch(index))
+        before = thread_time.read()
+        issue = time.perf_counter()
+        pending.append(step(batch).detach())
+        timed.enqueue_s.append(time.perf_counter() - issue)
+        after = thread_time.read()
+        timed.enqueue_thread.append((after - before).split() if before and after else None)
+        deepum.mark_iteration()
+        print(f"{label}step {index} issued in {timed.enqueue_s[-1] * 1e3:.1f} ms", flush=True)
+    synchronize()
+    ends = starts[1:] + [time.perf_counter()]
+    timed.step_s.extend(end - start for start, end in zip(starts, ends))
+    timed.losses.extend(loss.item() for loss in pending)
+    return timed
+
+
 def train(torch, args, workload, device: str) -> dict:
     """Runs args.steps steps on `device` ("cuda", or "cpu" for tests), set up for args.mode by
     bench/peer_methods.py; returns step times, losses, (save_on_cpu) the bytes offloaded per step,
@@ -431,7 +474,8 @@ def train(torch, args, workload, device: str) -> dict:
     timed = timed_steps(args.steps, device, workload.make_batch, step, synchronize,
                         timeline_step=args.timeline_step, turns=args.turns,
                         sample_thread_step=args.sample_thread_step,
-                        sampler_output=Path(args.output).with_suffix(".thread_states.json"))
+                        sampler_output=Path(args.output).with_suffix(".thread_states.json"),
+                        overlap=args.overlap_steps)
     with training.digest_scope():
         digest = parameter_digest(workload.model)
     training.close()
@@ -482,6 +526,7 @@ def main(argv=None) -> int:
             "losses": run["losses"], "offloaded_bytes_per_step": run["offloaded_bytes_per_step"],
             "memory_method": run["memory_method"], "precision": args.precision,
             "parameter_sha256": run["parameter_sha256"], "lockstep": args.turns is not None,
+            "overlap_steps": args.overlap_steps,
             "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -431,6 +431,28 @@ def test_thread_sampler_names_where_each_thread_sleeps_and_what_it_ran(tmp_path)
     assert spun["run_s"] > 0.1 and main["run_s"] < spun["run_s"]     # the spinner held the GIL and ran
 
 
+def test_overlapped_steps_train_alike_and_time_every_step():
+    torch = pytest.importorskip("torch")
+    args = parse_train(*TINY["gpt2"], "--steps", "3", "--warmup", "1")
+    overlapped = parse_train(*TINY["gpt2"], "--steps", "3", "--warmup", "1", "--overlap-steps")
+    runs, digests = [], []
+    for parsed in (args, overlapped):
+        workload = workloads.build(torch, parsed, seed=0)
+        runs.append(bench_train.train(torch, parsed, workload, "cpu"))
+        digests.append(bench_train.parameter_digest(workload.model))
+    synced, issued = runs
+    assert digests[0] == digests[1] and issued["losses"] == synced["losses"]
+    assert len(issued["step_s"]) == len(issued["enqueue_s"]) == 3
+    assert all(0 < e <= s for e, s in zip(issued["enqueue_s"], issued["step_s"]))
+
+
+@pytest.mark.parametrize("flag", [["--timeline-step", "1"], ["--sample-thread-step", "1"], ["--turns", "3,4"]])
+def test_overlapped_steps_refuse_what_needs_steps_separated(flag, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_train("--mode", "deepum", "--steps", "3", "--warmup", "1", "--overlap-steps", *flag)
+    assert exc.value.code == 2 and f"{flag[0]} needs them separated" in capsys.readouterr().err
+
+
 def test_save_on_cpu_counts_offloaded_bytes():
     torch = pytest.importorskip("torch")
     args = parse_train("--mode", "save_on_cpu", *TINY["gpt2"], "--steps", "1", "--warmup", "0")
@@ -1020,6 +1042,51 @@ def test_policy_cost_refuses_bad_arguments(argv, message, capsys, small_trace_pa
     argv = ["--capacity", "64MiB", *argv] if argv[0] != "--capacity" else argv
     with pytest.raises(SystemExit) as exc:
         cost.main(["--trace", str(small_trace_path), *argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+# --- bench/link_traffic_probe.py --------------------------------------------------------------------------
+
+def test_link_traffic_probe_alternates_quiet_and_streaming_replays(small_trace_path, tmp_path, monkeypatch):
+    (probe,) = load("link_traffic_probe")
+    order = []
+
+    def streaming(args, launches_per_iteration, bins, first):  # no GPU here: the replay alone, a made-up stream
+        order.append("streaming")
+        figures = probe.replay(args, launches_per_iteration, bins, first)
+        return {**figures, "mean_us": 2 * figures["mean_us"], "stream": {"bytes_per_s_each_way": 4e10}}
+
+    real_replay = probe.replay
+
+    def quiet(*args):
+        order.append("quiet")
+        return real_replay(*args)
+
+    monkeypatch.setattr(probe, "streaming_replay", streaming)
+    monkeypatch.setattr(probe, "replay", quiet)
+    monkeypatch.setattr(probe, "gpu_name", lambda: "stand-in")
+    out = tmp_path / "probe.json"
+    assert probe.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--displace", "64KiB", "--pairs", "2",
+                       "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert order == ["quiet", "streaming", "quiet", "quiet", "streaming", "quiet"]  # streaming replays call replay
+    assert len(record["quiet"]) == len(record["streaming"]) == 2 and record["displace_bytes"] == 64 << 10
+    means = [sum(r["mean_us"] for r in record[k]) / 2 for k in ("streaming", "quiet")]
+    assert record["streaming_over_quiet_mean"] == pytest.approx(means[0] / means[1])
+    assert 1.5 < record["streaming_over_quiet_mean"] < 3                # streaming over quiet, not the other way
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--host-bytes", "1MiB"], "--host-bytes must be from 64MiB to 16GiB"),
+    (["--displace", "2GiB"], "--displace must be from 0 to 1GiB"),
+    (["--host-bytes", "lots"], "cannot read size 'lots'"),
+    (["--pairs", "0"], "--pairs must be from 1 to 20"),
+])
+def test_link_traffic_probe_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+    (probe,) = load("link_traffic_probe")
+    with pytest.raises(SystemExit) as exc:
+        probe.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
 
