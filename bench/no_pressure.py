@@ -24,6 +24,10 @@ several steps, falls on both. A pair's ratio is then the median over the measure
 step over none's same step. With --cpus naming one CPU, the two runs of a pair, taking turns, share
 that core: the steadiest figures (docs/results.md).
 
+--capacity WORKLOAD=SIZE gives that workload's deepum runs a budget: the check then compares deepum's
+step under pressure with the in-memory step (e.g. --tolerance 1.5: within 2.5x), its deepum records
+named <workload>_deepum_c<bytes>.
+
     python3 bench/no_pressure.py --out bench/results/no_pressure --lockstep --cpus 3
 """
 from __future__ import annotations
@@ -42,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from deepum.units import parse_size  # noqa: E402
 import lockstep  # noqa: E402
 import run_all  # noqa: E402
 import workloads  # noqa: E402
@@ -63,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"comma-separated, from {', '.join(sorted(workloads.WORKLOADS))} (default: %(default)s)")
     parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=FLAGS",
                         help='train.py sizing flags replacing a workload\'s sweep size, e.g. "gpt2=--layers 12"')
+    parser.add_argument("--capacity", action="append", default=[], metavar="WORKLOAD=SIZE",
+                        help='a budget for that workload\'s deepum runs, e.g. "gpt2=6GiB" (default: none)')
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=1, help="runs of each mode per workload, alternating (1 to 10)")
@@ -92,8 +99,31 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.tolerance < 0:
         parser.error(f"--tolerance must be at least 0, got {args.tolerance}")
     args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
+    args.capacities = capacities(parser, args.capacity, args.workloads)
     args.cpus = None if args.cpus is None else cpu_list(parser, args.cpus)
     return args
+
+
+def capacities(parser: argparse.ArgumentParser, items: list[str], names: list[str]) -> dict[str, int]:
+    """The deepum budget (bytes) of each workload a --capacity WORKLOAD=SIZE item names; an item that
+    names no checked workload or no readable size exits with status 2."""
+    budgets = {}
+    for item in items:
+        name, sep, size = item.partition("=")
+        if not sep or name not in names:
+            parser.error(f"--capacity wants WORKLOAD=SIZE with a workload of --workloads, got {item!r}")
+        try:
+            budgets[name] = parse_size(size)
+        except ValueError as exc:
+            parser.error(f"--capacity {item}: {exc}")
+    return budgets
+
+
+def run_name(args, workload: str, mode: str) -> str:
+    """File stem of one run: run_all's (<workload>_<mode>_full), or <workload>_deepum_c<bytes> for
+    deepum at a --capacity."""
+    capacity = args.capacities.get(workload) if mode == "deepum" else None
+    return run_all.run_name(workload, mode, None) if capacity is None else f"{workload}_deepum_c{capacity}"
 
 
 def cpu_list(parser: argparse.ArgumentParser, text: str) -> list[int]:
@@ -140,14 +170,15 @@ def run_pair_in_lockstep(args, workload: str, repeat: int) -> list[dict]:
     their steps (bench/lockstep.py), named as run_all.run_one names them; with args.resume, kept
     where both succeeded before."""
     suffix = f"_r{repeat}" if repeat else ""
-    names = [run_all.run_name(workload, mode, None) + suffix for mode in MODES]
+    names = [run_name(args, workload, mode) + suffix for mode in MODES]
     paths = [args.out / f"{name}.json" for name in names]
     if args.resume and all(p.exists() for p in paths):
         kept = [json.loads(p.read_text()) for p in paths]
         if all(r.get("status") == "ok" for r in kept):
             print(f"[{', '.join(names)}] kept from an earlier check", flush=True)
             return kept
-    commands = [run_all.train_command(args, workload, mode, path, None, None) for mode, path in zip(MODES, paths)]
+    commands = [run_all.train_command(args, workload, mode, path, args.capacities.get(workload) if mode == "deepum" else None,
+                                      None) for mode, path in zip(MODES, paths)]
     for name, command in zip(names, commands):
         print(f"[{name}] {' '.join(command[1:])} (in lockstep)", flush=True)
     if args.dry_run:
@@ -225,10 +256,13 @@ def main(argv=None) -> int:
             if args.lockstep:
                 none, deepum = run_pair_in_lockstep(args, workload, repeat)
             else:
-                none, deepum = (run_all.run_one(args, workload, mode, None, None, repeat) for mode in MODES)
+                none, deepum = (run_all.run_one(args, workload, mode, None,
+                                                args.capacities.get(workload) if mode == "deepum" else None, repeat,
+                                                run_name(args, workload, mode)) for mode in MODES)
             nones.append(none)
             deepums.append(deepum)
-        results[workload] = compare(nones, deepums, args.tolerance, args.lockstep)
+        results[workload] = {**compare(nones, deepums, args.tolerance, args.lockstep),
+                             "deepum_capacity_bytes": args.capacities.get(workload)}
         device = device or nones[0].get("device")
         if not args.dry_run:
             write_record()

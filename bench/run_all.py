@@ -296,10 +296,10 @@ def in_memory_reference(args, workload: str) -> Path | None:
 
 
 def run_one(args, workload: str, mode: str, budget: float | None, capacity: int | str | None,
-            repeat: int = 0) -> dict:
+            repeat: int = 0, stem: str | None = None) -> dict:
     """Runs bench/train.py once in the sweep (run_train); the record has the budget. repeat > 0: a
-    repetition of that run, its files named with the suffix _r<repeat>."""
-    name = run_name(workload, mode, budget) + (f"_r{repeat}" if repeat else "")
+    repetition of that run, its files named with the suffix _r<repeat>; `stem` replaces run_name's."""
+    name = (stem or run_name(workload, mode, budget)) + (f"_r{repeat}" if repeat else "")
     reference = in_memory_reference(args, workload) if mode != "none" else None
     command = train_command(args, workload, mode, args.out / f"{name}.json", capacity, reference)
     return run_train(args, name, command, workload, mode, {"budget_fraction": budget})

@@ -185,6 +185,27 @@ def test_no_pressure_check_side_by_side(stub_train, tmp_path, capsys):
     assert gpt2["deepum_memory"] == "device" and dlrm["deepum_memory"] == "managed"
 
 
+def test_no_pressure_at_a_capacity_budgets_deepums_runs_alone(stub_train, tmp_path):
+    out = tmp_path / "np"
+    assert no_pressure.main(["--out", str(out), "--workloads", "gpt2,dlrm", "--capacity", "dlrm=3GiB"]) == 0
+    record = json.loads((out / "no_pressure.json").read_text())["workloads"]
+    assert record["dlrm"]["deepum_capacity_bytes"] == 3 << 30 and record["gpt2"]["deepum_capacity_bytes"] is None
+    budgeted = json.loads((out / f"dlrm_deepum_c{3 << 30}.json").read_text())
+    assert budgeted["argv"][budgeted["argv"].index("--capacity") + 1] == str(3 << 30)
+    assert budgeted["argv"][budgeted["argv"].index("--reference") + 1] == str(out / "dlrm_none_full.json")
+    assert "--capacity" not in json.loads((out / "gpt2_deepum_full.json").read_text())["argv"]
+    assert "--capacity" not in json.loads((out / "dlrm_none_full.json").read_text())["argv"]
+
+
+@pytest.mark.parametrize("item, message", [("bert=3GiB", "with a workload of --workloads, got 'bert=3GiB'"),
+                                           ("gpt2", "wants WORKLOAD=SIZE"),
+                                           ("gpt2=lots", "--capacity gpt2=lots: cannot read size 'lots'")])
+def test_no_pressure_refuses_a_bad_capacity(item, message, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exc:
+        no_pressure.parse_args(["--out", str(tmp_path), "--workloads", "gpt2", "--capacity", item])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_no_pressure_keeps_the_workloads_finished_before_a_call_is_cut_short(stub_train, tmp_path, monkeypatch,
                                                                             capsys):
     run_one = run_all.run_one
@@ -280,7 +301,8 @@ def test_no_pressure_with_a_failed_run(stub_train, tmp_path, monkeypatch):
     assert no_pressure.main(["--out", str(tmp_path), "--workloads", "dlrm", "--tolerance", "0.2"]) == 0
     record = json.loads((tmp_path / "no_pressure.json").read_text())
     assert record["workloads"]["dlrm"] == {"status": "incomplete", "none_status": ["failed"],
-                                           "deepum_status": ["failed"], "ratio": None, "within_tolerance": False}
+                                           "deepum_status": ["failed"], "ratio": None, "within_tolerance": False,
+                                           "deepum_capacity_bytes": None}
     assert record["all_within_tolerance"] is False
 
 
