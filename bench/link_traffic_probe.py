@@ -47,8 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="pinned host memory the GPU kernel streams (64MiB to 16GiB, default %(default)s)")
     parser.add_argument("--pairs", type=int, default=2,
                         help="quiet and streaming replays, alternated (1 to 20, default %(default)s)")
-    parser.add_argument("--from-iteration", type=int, default=2,
-                        help="first iteration whose launches are summarized (default %(default)s)")
+    replay_arguments.add_from_iteration(parser)
     parser.add_argument("-o", "--output", type=Path, required=True)
     return parser
 
@@ -68,9 +67,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--host-bytes must be from 64MiB to 16GiB")
     if not 1 <= args.pairs <= 20:
         parser.error(f"--pairs must be from 1 to 20, got {args.pairs}")
-    iterations = int(args.trace_data.iteration_first_kernel.size)
-    if not 0 <= args.from_iteration < iterations:
-        parser.error(f"--from-iteration must be in [0, {iterations}), the trace's iterations")
+    replay_arguments.check_from_iteration(parser, args)
     return args
 
 

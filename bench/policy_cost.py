@@ -55,8 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_arguments.add(parser)
     parser.add_argument("--displace", default=DEFAULT_DISPLACE,
                         help="bytes written between launches, comma-separated sizes (default: %(default)s)")
-    parser.add_argument("--from-iteration", type=int, default=2,
-                        help="first iteration whose launches are summarized (default %(default)s)")
+    replay_arguments.add_from_iteration(parser)
     parser.add_argument("--repeats", type=int, default=3,
                         help="replays per displacement, each in a fresh policy (1 to 100, default %(default)s)")
     parser.add_argument("-o", "--output", type=Path, required=True)
@@ -76,9 +75,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error("--displace sizes must be from 0 to 1GiB")
     if not 1 <= args.repeats <= 100:
         parser.error(f"--repeats must be from 1 to 100, got {args.repeats}")
-    iterations = int(args.trace_data.iteration_first_kernel.size)
-    if not 0 <= args.from_iteration < iterations:
-        parser.error(f"--from-iteration must be in [0, {iterations}), the trace's iterations")
+    replay_arguments.check_from_iteration(parser, args)
     return args
 
 

@@ -1,5 +1,6 @@
 """The arguments the bench scripts that replay a recorded trace on the CPU share: --trace, --capacity
-and --config, checked (one line and exit status 2 for each bad one)."""
+and --config, and for those that summarize from one iteration on, --from-iteration; checked (one line
+and exit status 2 for each bad one)."""
 from __future__ import annotations
 
 import argparse
@@ -35,3 +36,16 @@ def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
     except (OSError, ValueError, TypeError) as exc:
         parser.error(f"--config {args.config}: {exc}")
+
+
+def add_from_iteration(parser: argparse.ArgumentParser) -> None:
+    """Adds --from-iteration (default 2), the first iteration whose launches are summarized."""
+    parser.add_argument("--from-iteration", type=int, default=2,
+                        help="first iteration whose launches are summarized (default %(default)s)")
+
+
+def check_from_iteration(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """args.from_iteration must name one of args.trace_data's iterations (after check())."""
+    iterations = int(args.trace_data.iteration_first_kernel.size)
+    if not 0 <= args.from_iteration < iterations:
+        parser.error(f"--from-iteration must be in [0, {iterations}), the trace's iterations")
