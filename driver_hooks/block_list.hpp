@@ -19,16 +19,8 @@ class BlockIndex {
     if (added) numbers_.push_back(number);
     return it->second;
   }
-  Block find(int64_t number) const {
-    auto it = dense_.find(number);
-    return it == dense_.end() ? kNone : it->second;
-  }
   int64_t number(Block b) const { return numbers_[size_t(b)]; }
   size_t size() const { return numbers_.size(); }
-  void reserve(size_t n) {
-    dense_.reserve(n);
-    numbers_.reserve(n);
-  }
 
  private:
   std::unordered_map<int64_t, Block> dense_;
