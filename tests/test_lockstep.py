@@ -121,13 +121,14 @@ def test_no_pressure_in_lockstep_pairs_the_runs_step_by_step(stub_train, tmp_pat
         assert run["lockstep_rounds"] == 13 and "--reference" not in run["argv"]
 
 
-def test_no_pressure_in_lockstep_gives_deepum_alone_the_capacity(stub_train, tmp_path):
+def test_no_pressure_in_lockstep_gives_deepum_alone_the_capacity(stub_train, tmp_path, capsys):
     out = tmp_path / "np"
     argv = ["--out", str(out), "--workloads", "gpt2", "--lockstep", "--steps", "11", "--warmup", "1",
             "--capacity", "gpt2=6GiB", "--tolerance", "1.5"]
     assert no_pressure.main(argv) == 0
     gpt2 = json.loads((out / "no_pressure.json").read_text())["workloads"]["gpt2"]
     assert gpt2["deepum_capacity_bytes"] == 6 << 30 and gpt2["verdict"] == "within"
+    assert "(within 2.50x)" in capsys.readouterr().out                  # a bound past 50% reads as a ratio
     none = json.loads((out / "gpt2_none_full.json").read_text())
     deepum = json.loads((out / f"gpt2_deepum_c{6 << 30}.json").read_text())
     assert "--capacity" not in none["argv"]
