@@ -6,7 +6,8 @@ step to none's (each the median of its runs' medians) against a tolerance (defau
 MIN_MEASURED_STEPS measured steps per run.
 
 Writes <out>/<workload>_none_full.json and <workload>_deepum_full.json (train.py records, named as the
-sweep names them; repetitions with the suffix _r1, _r2, ...) and <out>/no_pressure.json: command,
+sweep names them; repetitions with the suffix _r1, _r2, ...), <out>/no_pressure.png (plot_pairs) and
+<out>/no_pressure.json: command,
 device, date, tolerance, per workload both medians (seconds) and each run's, the ratio, whether it is
 within the tolerance, deepum's hook CPU time per step (seconds), whether all runs trained bitwise
 alike and which memory deepum's segments were in, and whether every workload is within. The record
@@ -249,6 +250,7 @@ def main(argv=None) -> int:
                   "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep, "workloads": results,
                   "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
         (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
+        plot_pairs(record, args.out / "no_pressure.png")
 
     for workload in args.workloads:
         nones, deepums = [], []
@@ -268,6 +270,38 @@ def main(argv=None) -> int:
             write_record()
             print(summary_line(workload, results[workload], args.tolerance), flush=True)
     return 0
+
+
+def plot_pairs(record: dict, path: Path) -> None:
+    """Per workload checked, each pair's ratio (deepum / none), the pairs' median and the sign test's
+    interval of the median pair, against the accepted bound (1 + tolerance); nothing where none is."""
+    checked = {w: r for w, r in record["workloads"].items() if r.get("ratio") is not None}
+    if not checked:
+        return
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3.2 + 1.6 * len(checked), 3.6))
+    for x, (workload, result) in enumerate(checked.items()):
+        ratios = result["pair_ratios"]
+        spread = [x - 0.12 + 0.24 * i / max(1, len(ratios) - 1) for i in range(len(ratios))]
+        ax.scatter(spread, ratios, s=14, color="tab:blue", label="pairs" if x == 0 else None)
+        low, high = result["pair_interval"]
+        ax.vlines(x + 0.25, low, high, color="black", lw=2,
+                  label=f"interval ({result['pair_interval_confidence']:.0%})" if x == 0 else None)
+        ax.scatter([x + 0.25], [result["pair_median"]], marker="_", s=200, color="black",
+                   label="pairs' median" if x == 0 else None)
+    ax.axhline(1 + record["tolerance"], ls="--", color="tab:red", label=f"bound {1 + record['tolerance']:.2f}x")
+    ax.set_xticks(range(len(checked)), list(checked), fontsize=8)
+    ax.set_xlim(-0.6, len(checked) - 0.4)
+    ax.set_ylabel("deepum step / none step")
+    ax.set_title("lockstep pairs" if record.get("lockstep") else "alternated pairs", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def summary_line(workload: str, result: dict, tolerance: float) -> str:

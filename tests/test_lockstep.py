@@ -129,6 +129,7 @@ def test_no_pressure_in_lockstep_gives_deepum_alone_the_capacity(stub_train, tmp
     gpt2 = json.loads((out / "no_pressure.json").read_text())["workloads"]["gpt2"]
     assert gpt2["deepum_capacity_bytes"] == 6 << 30 and gpt2["verdict"] == "within"
     assert "(within 2.50x)" in capsys.readouterr().out                  # a bound past 50% reads as a ratio
+    assert (out / "no_pressure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # the pairs, plotted
     none = json.loads((out / "gpt2_none_full.json").read_text())
     deepum = json.loads((out / f"gpt2_deepum_c{6 << 30}.json").read_text())
     assert "--capacity" not in none["argv"]
