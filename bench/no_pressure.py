@@ -120,10 +120,15 @@ def capacities(parser: argparse.ArgumentParser, items: list[str], names: list[st
     return budgets
 
 
+def capacity_of(args, workload: str, mode: str) -> int | None:
+    """The budget (bytes) of one run: the workload's --capacity for deepum, none for none."""
+    return args.capacities.get(workload) if mode == "deepum" else None
+
+
 def run_name(args, workload: str, mode: str) -> str:
     """File stem of one run: run_all's (<workload>_<mode>_full), or <workload>_deepum_c<bytes> for
     deepum at a --capacity."""
-    capacity = args.capacities.get(workload) if mode == "deepum" else None
+    capacity = capacity_of(args, workload, mode)
     return run_all.run_name(workload, mode, None) if capacity is None else f"{workload}_deepum_c{capacity}"
 
 
@@ -178,8 +183,8 @@ def run_pair_in_lockstep(args, workload: str, repeat: int) -> list[dict]:
         if all(r.get("status") == "ok" for r in kept):
             print(f"[{', '.join(names)}] kept from an earlier check", flush=True)
             return kept
-    commands = [run_all.train_command(args, workload, mode, path, args.capacities.get(workload) if mode == "deepum" else None,
-                                      None) for mode, path in zip(MODES, paths)]
+    commands = [run_all.train_command(args, workload, mode, path, capacity_of(args, workload, mode), None)
+                for mode, path in zip(MODES, paths)]
     for name, command in zip(names, commands):
         print(f"[{name}] {' '.join(command[1:])} (in lockstep)", flush=True)
     if args.dry_run:
@@ -258,8 +263,7 @@ def main(argv=None) -> int:
             if args.lockstep:
                 none, deepum = run_pair_in_lockstep(args, workload, repeat)
             else:
-                none, deepum = (run_all.run_one(args, workload, mode, None,
-                                                args.capacities.get(workload) if mode == "deepum" else None, repeat,
+                none, deepum = (run_all.run_one(args, workload, mode, None, capacity_of(args, workload, mode), repeat,
                                                 run_name(args, workload, mode)) for mode in MODES)
             nones.append(none)
             deepums.append(deepum)

@@ -388,6 +388,18 @@ class ThreadSampler:
         self.output.unlink(missing_ok=True)
 
 
+def issued(step, batch, timed: TimedSteps) -> tuple:
+    """step(batch) on the launching thread: appends to `timed` the time until it returned and the
+    thread's split of that time (None without schedstat); returns the loss and when it started."""
+    before = thread_time.read()
+    start = time.perf_counter()
+    loss = step(batch)
+    timed.enqueue_s.append(time.perf_counter() - start)
+    after = thread_time.read()
+    timed.enqueue_thread.append((after - before).split() if before and after else None)
+    return loss, start
+
+
 def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = "",
                 timeline_step: int | None = None, turns: lockstep.Turns | None = None,
                 sample_thread_step: int | None = None, sampler_output: Path | None = None,
@@ -412,14 +424,9 @@ def timed_steps(steps: int, device, make_batch, step, synchronize, label: str = 
                 synchronize()
                 if sampled:
                     sampler.begin()
-                before = thread_time.read()
-                start = time.perf_counter()
-                loss = step(batch)
-                timed.enqueue_s.append(time.perf_counter() - start)
-                after = thread_time.read()
+                loss, start = issued(step, batch, timed)
                 if sampled:
                     timed = timed._replace(thread_states=sampler.end())
-                timed.enqueue_thread.append((after - before).split() if before and after else None)
                 synchronize()
                 timed.step_s.append(time.perf_counter() - start)
             if captured is not None:
@@ -445,12 +452,7 @@ def overlapped_steps(steps: int, device, make_batch, step, synchronize, label: s
         starts.append(time.perf_counter())
         batch = tuple((t.pin_memory().to(device, non_blocking=True) if device == "cuda" else t.to(device))
                       for t in make_batch(index))
-        before = thread_time.read()
-        issue = time.perf_counter()
-        pending.append(step(batch).detach())
-        timed.enqueue_s.append(time.perf_counter() - issue)
-        after = thread_time.read()
-        timed.enqueue_thread.append((after - before).split() if before and after else None)
+        pending.append(issued(step, batch, timed)[0].detach())
         deepum.mark_iteration()
         print(f"{label}step {index} issued in {timed.enqueue_s[-1] * 1e3:.1f} ms", flush=True)
     synchronize()
