@@ -27,7 +27,8 @@ that core: the steadiest figures (docs/results.md).
 
 --capacity WORKLOAD=SIZE gives that workload's deepum runs a budget: the check then compares deepum's
 step under pressure with the in-memory step (e.g. --tolerance 1.5: within 2.5x), its deepum records
-named <workload>_deepum_c<bytes>.
+named <workload>_deepum_c<bytes>. --deepum-config FILE gives every deepum run that DeepUMConfig JSON
+(train.py --config), which the record repeats as deepum_config.
 
     python3 bench/no_pressure.py --out bench/results/no_pressure --lockstep --cpus 3
 """
@@ -47,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+from deepum.config import DeepUMConfig  # noqa: E402
 from deepum.units import parse_size  # noqa: E402
 import lockstep  # noqa: E402
 import run_all  # noqa: E402
@@ -81,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help='pin the runs to these CPUs, e.g. "2-9" or "0,2,4-6" (default: not pinned)')
     parser.add_argument("--lockstep", action="store_true",
                         help="run each pair's two runs together, taking turns at their steps (bench/lockstep.py)")
+    parser.add_argument("--deepum-config", dest="deepum_config_file", default=None, metavar="FILE",
+                        help="DeepUMConfig JSON for deepum's runs (train.py --config; default: the defaults)")
     parser.add_argument("--resume", action="store_true", help="keep successful records already in --out")
     parser.add_argument("--dry-run", action="store_true", help="print the runs without starting them")
     return parser
@@ -102,6 +106,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)
     args.capacities = capacities(parser, args.capacity, args.workloads)
     args.cpus = None if args.cpus is None else cpu_list(parser, args.cpus)
+    args.deepum_config_values = None
+    if args.deepum_config_file is not None:
+        try:
+            args.deepum_config_values = DeepUMConfig.load(args.deepum_config_file).to_dict()
+        except ValueError as exc:
+            parser.error(f"--deepum-config: {exc}")
     return args
 
 
@@ -252,7 +262,8 @@ def main(argv=None) -> int:
     def write_record() -> None:  # after each workload: a call cut short keeps the workloads it finished
         record = {"command": command, "device": device,
                   "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                  "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep, "workloads": results,
+                  "tolerance": args.tolerance, "cpus": args.cpus, "lockstep": args.lockstep,
+                  "deepum_config": args.deepum_config_values, "workloads": results,
                   "all_within_tolerance": all(r["within_tolerance"] for r in results.values())}
         (args.out / "no_pressure.json").write_text(json.dumps(record, indent=1))
         plot_pairs(record, args.out / "no_pressure.png")

@@ -136,6 +136,30 @@ def test_no_pressure_in_lockstep_gives_deepum_alone_the_capacity(stub_train, tmp
     assert deepum["argv"][deepum["argv"].index("--capacity") + 1] == str(6 << 30)
 
 
+def test_no_pressure_gives_deepums_runs_alone_the_config(stub_train, tmp_path):
+    config = tmp_path / "lookahead.json"
+    config.write_text(json.dumps({"lookahead": 16}))
+    out = tmp_path / "np"
+    argv = ["--out", str(out), "--workloads", "gpt2", "--lockstep", "--steps", "11", "--warmup", "1",
+            "--capacity", "gpt2=6GiB", "--tolerance", "1.5", "--deepum-config", str(config)]
+    assert no_pressure.main(argv) == 0
+    assert json.loads((out / "no_pressure.json").read_text())["deepum_config"]["lookahead"] == 16
+    deepum = json.loads((out / f"gpt2_deepum_c{6 << 30}.json").read_text())
+    assert deepum["argv"][deepum["argv"].index("--config") + 1] == str(config)
+    assert "--config" not in json.loads((out / "gpt2_none_full.json").read_text())["argv"]
+
+
+@pytest.mark.parametrize("text, message", [('{"lookahead": 0}', "lookahead"), ('{"looks": 1}', "unknown DeepUMConfig keys"),
+                                           ("[1]", "must hold a JSON object")])
+def test_no_pressure_refuses_a_bad_deepum_config(text, message, tmp_path, capsys):
+    config = tmp_path / "bad.json"
+    config.write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        no_pressure.parse_args(["--out", str(tmp_path), "--workloads", "gpt2", "--deepum-config", str(config)])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "--deepum-config" in err and message in err and "Traceback" not in err
+
+
 def test_lockstep_pair_ratio_is_the_median_of_step_ratios_not_a_ratio_of_medians():
     none = {"warmup": 1, "step_s": [9.0, 1.0, 3.0, 1.0, 3.0, 1.0]}
     deepum = {"warmup": 2, "step_s": [9.0, 9.0, 1.5, 3.0, 1.5, 3.0]}    # the fast and slow steps swapped
