@@ -270,15 +270,20 @@ def run_name(workload: str, mode: str, budget: float | None) -> str:
 def train_command(args, workload: str, mode: str, output: Path, capacity: int | str | None,
                   reference: Path | None) -> list[str]:
     """bench/train.py's command line for one run at args.steps, args.warmup and args.sizes; reference:
-    the workload's mode-none record (train.py --reference), or None; a deepum run takes the
-    DeepUMConfig JSON of args.deepum_config_file where the driver has that option."""
+    the workload's mode-none record (train.py --reference), or None."""
     command = [sys.executable, str(HERE / "train.py"), "--workload", workload, "--mode", mode, "-o", str(output),
                "--steps", str(args.steps), "--warmup", str(args.warmup), *args.sizes[workload]]
     if reference is not None:
         command += ["--reference", str(reference)]
-    config = getattr(args, "deepum_config_file", None)
-    command += ["--config", str(config)] if mode == "deepum" and config else []
+    command += deepum_config_flags(args, mode)
     return command + (["--capacity", str(capacity), *uvm_rate_flags(args)] if capacity is not None else [])
+
+
+def deepum_config_flags(args, mode: str) -> list[str]:
+    """train.py's --config for a deepum run where the driver has a --deepum-config (no_pressure.py);
+    none otherwise."""
+    config = getattr(args, "deepum_config_file", None)
+    return ["--config", str(config)] if mode == "deepum" and config else []
 
 
 def uvm_rate_flags(args) -> list[str]:
