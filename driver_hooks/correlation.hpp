@@ -8,21 +8,24 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "block_list.hpp"
 #include "block_table.hpp"
 
 namespace deepum {
 
 // Bytes each exec-ID table element costs (deepum/specs/tables.py and DeepUMConfig.table_bytes_bound use the same).
-constexpr size_t kExecRecordBytes = 8 * 4;  // 3 history IDs + next ID
-constexpr size_t kExecEntryBytes = 8 + 8;   // key + bookkeeping
+// Exec IDs before the current one that a record remembers (deepum/specs/tables.py says why five).
+constexpr size_t kHistory = 5;
+constexpr uint64_t kNoExecId = UINT64_MAX;  // fills the history before the first launches
 
-constexpr size_t kHistory = 3;                 // exec IDs before the current one that a record remembers
-constexpr uint64_t kNoExecId = UINT64_MAX;     // fills the history before the first launches
+constexpr size_t kExecRecordBytes = 8 * (kHistory + 1);  // kHistory history IDs + next ID
+constexpr size_t kExecEntryBytes = 8 + 8;                // key + bookkeeping
 
 using Context = std::array<uint64_t, kHistory + 1>;  // exec IDs, oldest first, the current one last
 
@@ -39,9 +42,16 @@ inline size_t suffix_match(const std::array<uint64_t, kHistory>& a, const uint64
   return matched;
 }
 
+// One chain walk of an exec ID's UM-block table, never changed once walked (a later walk is a new
+// one), so that whoever holds it keeps the blocks it was given.
+struct ChainWalk {
+  std::vector<int64_t> blocks;  // UM blocks in chain-walk order, no repeats (at most chain_blocks)
+  std::vector<Block> dense;     // their dense indices, when the tables renumber (else empty)
+};
+
 // Everything kept for one tracked exec ID: its exec-ID entry (records, most recently used first), its
-// UM-block table, its last chain walk (reused while the table has not changed; at most chain_blocks
-// blocks, not counted in table bytes), and its place in the launch order.
+// UM-block table, its last chain walk (shared while the table has not changed; not counted in table
+// bytes), and its place in the launch order.
 struct ExecState {
   ExecState(uint64_t id, const CorrelationConfig& c) : exec_id(id), blocks(c) {}
 
@@ -51,7 +61,7 @@ struct ExecState {
   std::vector<ExecRecord> records;
   size_t record_count = 0;
   BlockTable blocks;
-  std::vector<int64_t> chain;
+  std::shared_ptr<ChainWalk> chain;
   uint64_t chain_version = UINT64_MAX;  // blocks.version() when `chain` was walked
   ExecState* older = nullptr;           // launch order
   ExecState* newer = nullptr;
@@ -59,10 +69,12 @@ struct ExecState {
 
 // The exec-ID table and one UM-block table per tracked exec ID, learning from launches and faults.
 // At most `exec_ids` exec IDs are tracked; launching a new one past that bound drops the least recently
-// launched one with its entry and its UM-block table.
+// launched one with its entry and its UM-block table. With `renumber`, each chain walk also gives its
+// blocks' dense indices (numbering new blocks in walk order).
 class CorrelationTables {
  public:
-  explicit CorrelationTables(const CorrelationConfig& config) : config_(config) {
+  explicit CorrelationTables(const CorrelationConfig& config, BlockIndex* renumber = nullptr)
+      : config_(config), renumber_(renumber) {
     history_.fill(kNoExecId);
   }
 
@@ -127,19 +139,22 @@ class CorrelationTables {
     return true;
   }
 
-  // Predicted UM blocks of one launch of `exec_id` (see BlockTable::chain).
-  void chain(uint64_t exec_id, std::vector<int64_t>& out) {
+  // Predicted UM blocks of one launch of `exec_id` (see BlockTable::chain); an exec ID not tracked
+  // has an empty walk.
+  std::shared_ptr<const ChainWalk> chain(uint64_t exec_id) {
     const auto it = states_.find(exec_id);
-    if (it == states_.end()) {
-      out.clear();
-      return;
-    }
+    if (it == states_.end()) return empty_walk_;
     ExecState& state = it->second;
     if (state.chain_version != state.blocks.version()) {
-      state.blocks.chain(config_.chain_blocks, seen_, state.chain);
+      if (!state.chain || state.chain.use_count() > 1) state.chain = std::make_shared<ChainWalk>();
+      ChainWalk& walk = *state.chain;
+      state.blocks.chain(config_.chain_blocks, seen_, walk.blocks);
+      walk.dense.clear();
+      if (renumber_)
+        for (int64_t number : walk.blocks) walk.dense.push_back(renumber_->dense(number));
       state.chain_version = state.blocks.version();
     }
-    out.assign(state.chain.begin(), state.chain.end());
+    return state.chain;
   }
 
   const Context& history() const { return history_; }  // last launches, the running one last
@@ -169,7 +184,7 @@ class CorrelationTables {
       if (states_.count(exec_id)) StateReader::fail("an exec ID appears twice");
       track(exec_id);
       ExecState& s = *newest_;
-      std::vector<ExecRecord> records(r.count(config_.exec_records, 4, "records"));
+      std::vector<ExecRecord> records(r.count(config_.exec_records, kHistory + 1, "records"));
       for (ExecRecord& record : records) {
         for (uint64_t& id : record.history) id = r.word();
         record.next = r.word();
@@ -203,7 +218,8 @@ class CorrelationTables {
 
   void learn_record(ExecState& state, uint64_t next) {
     if (state.records.empty()) state.records.resize(config_.exec_records);
-    ExecRecord record{{history_[0], history_[1], history_[2]}, next};
+    ExecRecord record{{}, next};
+    std::copy(history_.begin(), history_.begin() + kHistory, record.history.begin());
     state.record_count = push_mru(state.records.data(), state.record_count, config_.exec_records, record);
   }
 
@@ -231,6 +247,8 @@ class CorrelationTables {
   }
 
   CorrelationConfig config_;
+  BlockIndex* renumber_;                            // null: walks give UM blocks only
+  std::shared_ptr<const ChainWalk> empty_walk_ = std::make_shared<const ChainWalk>();
   std::unordered_map<uint64_t, ExecState> states_;  // node-based: ExecState addresses stay put
   ExecState* oldest_ = nullptr;                     // least recently launched
   ExecState* newest_ = nullptr;                     // most recently launched (or loaded)

@@ -54,7 +54,7 @@ py::object equals(const py::tuple& fields, const char* const* names, const py::o
 const char* const kKernelFields[] = {"exec_id", "blocks"};
 const char* const kChangeFields[] = {"popped", "pushed"};
 
-py::tuple kernel_fields(const PredictedKernel& k) { return py::make_tuple(k.exec_id, to_tuple(k.blocks)); }
+py::tuple kernel_fields(const PredictedKernel& k) { return py::make_tuple(k.exec_id, to_tuple(k.blocks())); }
 py::tuple change_fields(const WindowChange& c) { return py::make_tuple(c.popped, c.pushed); }
 
 }  // namespace
@@ -62,14 +62,14 @@ py::tuple change_fields(const WindowChange& c) { return py::make_tuple(c.popped,
 void bind_correlation(py::module_& m) {
   py::class_<PredictedKernel>(m, "PredictedKernel", "A window entry: an exec ID and its predicted UM blocks.")
       .def_readonly("exec_id", &PredictedKernel::exec_id)
-      .def_property_readonly("blocks", [](const PredictedKernel& k) { return to_tuple(k.blocks); },
+      .def_property_readonly("blocks", [](const PredictedKernel& k) { return to_tuple(k.blocks()); },
                              "UM blocks in chain-walk order, no repeats (tuple)")
       .def("__eq__", [](const PredictedKernel& k, const py::object& other) {
         return equals(kernel_fields(k), kKernelFields, other);
       })
       .def("__repr__", [](const PredictedKernel& k) {
         return "PredictedKernel(exec_id=" + std::to_string(k.exec_id) +
-               ", blocks=" + py::repr(to_tuple(k.blocks)).cast<std::string>() + ")";
+               ", blocks=" + py::repr(to_tuple(k.blocks())).cast<std::string>() + ")";
       });
 
   py::class_<WindowChange>(m, "WindowChange", "What one launch did to the window.")

@@ -89,7 +89,9 @@ class NextUseEviction {
     Block& b = at(block);
     const uint32_t position = uint32_t(launch - start_);
     if (b.now.empty() || b.now.back() != position) b.now.push_back(position);
-    if (resident && (!b.queued || foresee(b, launch) != b.next_use)) push(block, b, launch);
+    if (!resident) return;
+    const uint64_t next_use = foresee(b, launch);
+    if (!b.queued || next_use != b.next_use) push_foreseen(block, b, next_use);
   }
 
   // The use of `block` at `launch` as host mapping counts it: `fresh`, the block received memory
@@ -216,7 +218,8 @@ class NextUseEviction {
       parked_.clear();
       parked_launch_ = launch;
     }
-    std::vector<Entry> kept;
+    std::vector<Entry>& kept = kept_;
+    kept.clear();
     Entry chosen{0, 0, kNoVictim};
     int searched = 0;
     while (!queue_.empty() && searched < dead_search) {
@@ -306,10 +309,11 @@ class NextUseEviction {
     for (size_t block = 0; block < blocks_.size(); ++block)
       if (blocks_[block].queued) push(int64_t(block), blocks_[block], launch);
   }
-  void push(int64_t block, Block& b, uint64_t launch) {
-    b.next_use = foresee(b, launch);
+  void push(int64_t block, Block& b, uint64_t launch) { push_foreseen(block, b, foresee(b, launch)); }
+  void push_foreseen(int64_t block, Block& b, uint64_t next_use) {
+    b.next_use = next_use;
     b.queued = true;
-    queue_.emplace(b.next_use, UINT64_MAX - b.age, block);
+    queue_.emplace(next_use, UINT64_MAX - b.age, block);
   }
   // An entry is current while it holds its block's latest figures and the block is queued.
   bool current(const Entry& e) const {
@@ -320,6 +324,7 @@ class NextUseEviction {
   std::vector<Block> blocks_;  // by dense block index
   std::priority_queue<Entry> queue_;  // latest foreseen first; stale entries are skipped
   std::vector<Entry> parked_;         // entries may_go refused during launch parked_launch_
+  std::vector<Entry> kept_;           // victim()'s candidates looked at, storage kept between calls
   uint64_t parked_launch_ = 0;
   std::vector<Past> history_;        // the remembered iterations, by slot(iteration)
   std::vector<uint64_t> execs_;      // exec IDs of the current iteration's launches so far

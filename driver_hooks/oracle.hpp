@@ -5,6 +5,7 @@
 // for deepum's copies (Belady's rule saves copies, not waiting: not a bound on time).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -29,8 +30,8 @@ class OracleWindow : public Prefetcher {
     }
     size_t pushed = 0;
     for (; next_ < trace_.kernels && next_ <= kernel + lookahead_; ++next_, ++pushed)
-      window_.emplace_back(trace_.access_block + trace_.access_offsets[next_],
-                           trace_.access_block + trace_.access_offsets[next_ + 1]);
+      window_.push_back(std::make_shared<const std::vector<Block>>(trace_.access_block + trace_.access_offsets[next_],
+                                                                   trace_.access_block + trace_.access_offsets[next_ + 1]));
     return {popped, pushed};
   }
   const Window& window() const override { return window_; }

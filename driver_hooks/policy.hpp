@@ -389,13 +389,13 @@ class Policy {
     const WindowChange change = prefetcher_->on_launch(exec_id);
     recent_hits_.record(prefetcher_->kernel_hits() > hits);
     for (size_t i = 0; i < change.popped; ++i) {
-      for (Block b : window_.front()) protect_[b] -= 1;
+      for (Block b : *window_.front()) protect_[b] -= 1;
       window_.pop_front();
     }
     issued_ = change.popped > issued_ ? 0 : issued_ - change.popped;
     const Window& predicted = prefetcher_->window();
     for (size_t i = predicted.size() - change.pushed; i < predicted.size(); ++i) {
-      for (Block b : predicted[i]) {
+      for (Block b : *predicted[i]) {
         ensure(b);
         protect_[b] += 1;
       }
@@ -490,7 +490,7 @@ class Policy {
     for (; issued_ < window_.size(); ++issued_) {
       entry_.clear();
       bool complete = true;
-      for (Block b : window_[issued_]) {
+      for (Block b : *window_[issued_]) {
         if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;
         if (resident_count_ >= capacity_) {
           const Block v = victim(launch_ + issued_ + 1);

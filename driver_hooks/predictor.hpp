@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -15,7 +16,8 @@ namespace deepum {
 
 struct PredictedKernel {
   uint64_t exec_id;
-  std::vector<int64_t> blocks;  // UM blocks in chain-walk order, no repeats
+  std::shared_ptr<const ChainWalk> walk;  // its predicted blocks, as walked when it was predicted
+  const std::vector<int64_t>& blocks() const { return walk->blocks; }  // UM blocks in chain-walk order, no repeats
 };
 
 struct WindowChange {
@@ -29,20 +31,22 @@ struct WindowChange {
 // grows one predicted kernel at a time, each predicted from the launch history followed by the kernels
 // predicted before it, until the window holds lookahead + 1 entries or there is no prediction; later
 // launches grow it again.
+// With `renumber`, each entry's walk also holds its blocks' dense indices (CorrelationTables).
 class Predictor {
  public:
-  explicit Predictor(const CorrelationConfig& config) : config_(checked(config)), tables_(config) {}
+  explicit Predictor(const CorrelationConfig& config, BlockIndex* renumber = nullptr)
+      : config_(checked(config)), tables_(config, renumber) {}
 
   WindowChange on_kernel(uint64_t exec_id) {  // a kernel launched
     tables_.on_kernel(exec_id);
     if (window_.size() >= 2 && window_[1].exec_id == exec_id) {
-      pop_front();
+      window_.pop_front();
       ++kernel_hits_;
       return {1, extend()};
     }
     if (window_.size() >= 2) ++kernel_misses_;
     const size_t popped = window_.size();
-    while (!window_.empty()) pop_front();
+    window_.clear();
     push_back(exec_id);
     return {popped, 1 + extend()};
   }
@@ -60,11 +64,7 @@ class Predictor {
   CorrelationTables& tables() { return tables_; }           // what it has learned (a warm start saves them)
 
   // UM blocks predicted now for one launch of `exec_id`, in chain-walk order.
-  std::vector<int64_t> predict_blocks(uint64_t exec_id) {
-    std::vector<int64_t> blocks;
-    tables_.chain(exec_id, blocks);
-    return blocks;
-  }
+  std::vector<int64_t> predict_blocks(uint64_t exec_id) { return tables_.chain(exec_id)->blocks; }
 
  private:
   static const CorrelationConfig& checked(const CorrelationConfig& c) {
@@ -94,25 +94,11 @@ class Predictor {
     return pushed;
   }
 
-  void push_back(uint64_t exec_id) {
-    std::vector<int64_t> blocks;
-    if (!spare_blocks_.empty()) {
-      blocks = std::move(spare_blocks_.back());
-      spare_blocks_.pop_back();
-    }
-    tables_.chain(exec_id, blocks);
-    window_.push_back({exec_id, std::move(blocks)});
-  }
-
-  void pop_front() {
-    spare_blocks_.push_back(std::move(window_.front().blocks));
-    window_.pop_front();
-  }
+  void push_back(uint64_t exec_id) { window_.push_back({exec_id, tables_.chain(exec_id)}); }
 
   CorrelationConfig config_;
   CorrelationTables tables_;
   std::deque<PredictedKernel> window_;
-  std::vector<std::vector<int64_t>> spare_blocks_;  // storage of popped entries, reused by new ones
   uint64_t kernel_hits_ = 0, kernel_misses_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "block_list.hpp"
@@ -11,7 +12,9 @@
 
 namespace deepum {
 
-using Window = std::deque<std::vector<Block>>;
+// A window entry's blocks, shared with whoever else holds the entry and never changed.
+using WindowEntry = std::shared_ptr<const std::vector<Block>>;
+using Window = std::deque<WindowEntry>;
 
 class Prefetcher {
  public:
@@ -27,21 +30,18 @@ class Prefetcher {
 };
 
 // DeepUM's prefetcher: correlation tables keyed by execution ID predict the next kernels and their
-// blocks; the tables see UM block numbers, the window holds dense indices.
+// blocks; the tables see UM block numbers and renumber each chain walk once, the window holds the
+// walks' dense indices.
 class CorrelationPrefetcher : public Prefetcher {
  public:
-  CorrelationPrefetcher(const CorrelationConfig& config, BlockIndex& index) : predictor_(config), index_(index) {}
+  CorrelationPrefetcher(const CorrelationConfig& config, BlockIndex& index) : predictor_(config, &index), index_(index) {}
 
   WindowChange on_launch(uint64_t exec_id) override {
     const WindowChange change = predictor_.on_kernel(exec_id);
     for (size_t i = 0; i < change.popped; ++i) window_.pop_front();
     const auto& predicted = predictor_.window();
-    for (size_t i = predicted.size() - change.pushed; i < predicted.size(); ++i) {
-      std::vector<Block> dense;
-      dense.reserve(predicted[i].blocks.size());
-      for (int64_t number : predicted[i].blocks) dense.push_back(index_.dense(number));
-      window_.push_back(std::move(dense));
-    }
+    for (size_t i = predicted.size() - change.pushed; i < predicted.size(); ++i)
+      window_.emplace_back(predicted[i].walk, &predicted[i].walk->dense);
     return change;
   }
   const Window& window() const override { return window_; }

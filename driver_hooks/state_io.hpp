@@ -13,7 +13,7 @@
 namespace deepum {
 
 constexpr char kStateMagic[8] = {'D', 'E', 'E', 'P', 'U', 'M', 'W', 'S'};
-constexpr uint64_t kStateVersion = 4;
+constexpr uint64_t kStateVersion = 5;
 constexpr size_t kStateMaxBytes = size_t(1) << 30;  // a larger file is refused unread
 
 class StateWriter {

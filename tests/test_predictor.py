@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import deepum
 from deepum.config import DeepUMConfig
 from deepum.specs.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
-from deepum.specs.tables import NO_EXEC_ID
+from deepum.specs.tables import HISTORY, NO_EXEC_ID
 
 
 def launch(predictor, exec_id, faults=()):
@@ -84,7 +84,7 @@ def periodic_workloads(draw, distinct):
         pool = draw(st.lists(exec_id_values, min_size=1, max_size=length, unique=True))
         period = draw(st.lists(st.sampled_from(pool), min_size=length, max_size=length))
         assume(contexts_are_unambiguous(period))
-        exec_records = length + 3                # one record per position, + 3 from the first launches
+        exec_records = length + HISTORY          # one record per position, + those of the first launches
     kernels = list(dict.fromkeys(period))
     faults = {e: draw(st.lists(st.integers(0, 2**63 - 1), unique=True, max_size=12)) for e in kernels}
     rows = draw(st.integers(1, 32))

@@ -59,16 +59,23 @@ def test_exec_table_keeps_records_mru_within_bound():
     assert table.records(5) == [((3, 3, 3), 13), ((3, 3, 3), 12)]
 
 
+def after_sentinels(*exec_ids: int) -> tuple[int, ...]:
+    """The HISTORY exec IDs before a launch that follows `exec_ids` from the start of a run."""
+    return ((S,) * HISTORY + exec_ids)[-HISTORY:]
+
+
 def test_transitions_are_recorded_into_the_previous_kernel_with_sentinel_history():
     tables = CorrelationTables(DeepUMConfig())
-    for exec_id in (1, 2, 3, 4, 5):
+    launched = tuple(range(1, HISTORY + 3))
+    for exec_id in launched:
         tables.on_kernel(exec_id)
-    assert tables.exec_table.records(1) == [((S, S, S), 2)]
-    assert tables.exec_table.records(2) == [((S, S, 1), 3)]
-    assert tables.exec_table.records(4) == [((1, 2, 3), 5)]
-    assert tables.exec_table.records(5) == []
-    assert tables.history == (2, 3, 4, 5)
-    assert tables.predict_next((1, 2, 3, 4)) == 5
+    assert tables.exec_table.records(1) == [(after_sentinels(), 2)]
+    assert tables.exec_table.records(2) == [(after_sentinels(1), 3)]
+    last = launched[-1]
+    assert tables.exec_table.records(last - 1) == [(launched[-HISTORY - 2:-2], last)]
+    assert tables.exec_table.records(last) == []
+    assert tables.history == launched[-HISTORY - 1:]
+    assert tables.predict_next(launched[-HISTORY - 2:-1]) == last
 
 
 # --- UM-block table -----------------------------------------------------------------------------
@@ -151,7 +158,7 @@ def test_least_recently_launched_exec_id_is_dropped_with_both_tables():
     assert tables.tracked_exec_ids() == (2, 3)
     assert tables.block_table(1) is None and tables.chain(1) == ()
     assert tables.exec_table.records(1) == []
-    assert tables.exec_table.records(2) == [((1, 2, 1), 3), ((S, S, 1), 1)]
+    assert tables.exec_table.records(2) == [(after_sentinels(1, 2, 1), 3), (after_sentinels(1), 1)]
 
 
 def test_bytes_used_counts_each_element():
@@ -160,7 +167,7 @@ def test_bytes_used_counts_each_element():
     # block table: end block 8 + (2 ways + start row) * 8 + (2 successors + 1 start block) * 8
     assert tables.bytes_used() == 8 + 3 * 8 + 3 * 8
     tables.on_kernel(2)
-    assert tables.bytes_used() == 56 + (16 + 32)       # + exec entry of 1 with one record
+    assert tables.bytes_used() == 56 + (16 + 8 * (HISTORY + 1))  # + exec entry of 1 with one record
 
 
 def test_invalid_inputs_are_rejected():

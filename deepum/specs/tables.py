@@ -10,8 +10,12 @@ from collections import OrderedDict
 
 from .warm_state import StateReader, StateWriter, fail
 
+# Exec IDs before the current one that a record remembers: training's iterations may alternate in
+# their kernels' arguments, so that three exec IDs often name the wrong iteration's successor.
+HISTORY = 5
+
 # Bytes each table element costs in the native layout; DeepUMConfig.table_bytes_bound uses them too.
-EXEC_RECORD_BYTES = 8 * 4          # 3 history IDs + next ID
+EXEC_RECORD_BYTES = 8 * (HISTORY + 1)  # HISTORY history IDs + next ID
 EXEC_ENTRY_BYTES = 8 + 8           # key + bookkeeping
 BLOCK_TABLE_BYTES = 8              # end block
 BLOCK_WAY_BYTES = 8                # tag
@@ -20,7 +24,6 @@ BLOCK_SUCCESSOR_BYTES = 8          # one successor block number
 EXEC_ID_LIMIT = 2**64              # exec IDs are unsigned 64-bit
 BLOCK_LIMIT = 2**63                # UM block numbers are non-negative signed 64-bit
 NO_EXEC_ID = EXEC_ID_LIMIT - 1     # fills the history before the first launches
-HISTORY = 3                        # exec IDs before the current one that a record remembers
 
 History = tuple[int, ...]          # HISTORY exec IDs, oldest first
 Context = tuple[int, ...]          # HISTORY + 1 exec IDs, oldest first, the current one last
@@ -313,7 +316,7 @@ class CorrelationTables:
                 fail("an exec ID appears twice")
             self._track(exec_id)
             records = []
-            for _ in range(r.count(self.exec_table.records_per_entry, 4, "records")):
+            for _ in range(r.count(self.exec_table.records_per_entry, HISTORY + 1, "records")):
                 history = tuple(r.word() for _ in range(HISTORY))
                 records.append((history, r.word()))
             for history, next_id in reversed(records):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 
 MAGIC = b"DEEPUMWS"
-VERSION = 4
+VERSION = 5
 MAX_BYTES = 1 << 30
 """A larger state is refused unread."""
 
