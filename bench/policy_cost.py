@@ -117,9 +117,12 @@ def new_policy(capacity: int, config: DeepUMConfig):
     return _native.Policy("deepum", capacity // BLOCK_BYTES, config.to_dict())
 
 
-def time_launches(trace, policy, displace: int) -> np.ndarray:
+def time_launches(trace, policy, displace: int, displace_from: int = 0, on_displace=None,
+                  until: int | None = None) -> np.ndarray:
     """Each launch's decision time, ns, through `policy`, told the trace's memory events between
-    launches and its iterations' starts (both untimed)."""
+    launches and its iterations' starts (both untimed), for the kernels before `until` (None: all).
+    Launches before kernel `displace_from` run without the displacing pass; `on_displace` (if given)
+    is called once before the first that runs with it."""
     memory = TraceMemory(trace, policy)
     ids, offsets = trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64)
     blocks, kinds = trace.access_block.astype(np.int64), kernel_kinds(trace)
@@ -128,13 +131,21 @@ def time_launches(trace, policy, displace: int) -> np.ndarray:
                                      trace.mem_kernel[(trace.mem_kernel >= 0)] + 1]))
     cuts = cuts[(cuts >= 0) & (cuts <= trace.num_kernels)]
     starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
-    times = []
+    end = trace.num_kernels if until is None else min(until, trace.num_kernels)
+    cuts = np.unique(np.append(cuts, [min(max(displace_from, 0), end), end]))
+    cuts = cuts[cuts <= end]
+    times, displacing = [], False
     for first, last in zip(cuts[:-1], cuts[1:]):
         memory.apply_through(int(first) - 1)
         if first in starts:
             policy.next_iteration()
+        if first >= displace_from and not displacing:
+            displacing = True
+            if on_displace:
+                on_displace()
         times.append(policy.time_launches(ids[first:last], offsets[first:last + 1] - offsets[first],
-                                          blocks[offsets[first]:offsets[last]], kinds[first:last], displace))
+                                          blocks[offsets[first]:offsets[last]], kinds[first:last],
+                                          displace if displacing else 0))
     return np.concatenate(times)
 
 

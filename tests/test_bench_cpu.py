@@ -1001,6 +1001,42 @@ def test_policy_cost_tells_each_event_between_the_launches_around_it():
     assert iterations_after == [k for k in trace.iteration_first_kernel.tolist() if k > 0]
 
 
+def test_policy_cost_displaces_from_one_kernel_and_stops_before_another():
+    np = pytest.importorskip("numpy")
+    (cost,) = load("policy_cost")
+
+    class Chunks:  # each time_launches call: (first kernel, kernels, displace)
+        def __init__(self):
+            self.calls, self.launched, self.hooked_at = [], 0, None
+
+        def time_launches(self, ids, offsets, blocks, kinds, displace):
+            self.calls.append((self.launched, len(ids), displace))
+            self.launched += len(ids)
+            return np.zeros(len(ids), np.int64)
+
+        def set_dead(self, number, dead):
+            pass
+
+        set_absent = set_dead
+
+        def release(self, number):
+            pass
+
+        def next_iteration(self):
+            pass
+
+    trace = _small_trace()
+    start, end = int(trace.iteration_first_kernel[1]) + 1, int(trace.iteration_first_kernel[3])
+    policy = Chunks()
+    hooked = []
+    times = cost.time_launches(trace, policy, 4096, displace_from=start, until=end,
+                               on_displace=lambda: hooked.append(policy.launched))
+    assert times.shape == (end,) and policy.launched == end
+    assert hooked == [start]                                         # once, just before the first displaced launch
+    for first, count, displace in policy.calls:
+        assert displace == (4096 if first >= start else 0) and (first + count <= start or first >= start)
+
+
 def test_policy_cost_times_a_traces_launches(small_trace_path, tmp_path):
     (cost,) = load("policy_cost")
     trace, out = _small_trace(), tmp_path / "cost.json"
@@ -1044,6 +1080,66 @@ def test_policy_cost_refuses_bad_arguments(argv, message, capsys, small_trace_pa
         cost.main(["--trace", str(small_trace_path), *argv, "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- bench/policy_cache_misses.py ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["--iterations", "0"], "--iterations must be from 1 to 2"),
+    (["--iterations", "3"], "--iterations must be from 1 to 2"),
+    (["--ll-bytes", "3MiB"], "--ll-bytes must be a power of two from 64KiB to 1GiB"),
+    (["--ll-bytes", "lots"], "cannot read size 'lots'"),
+    (["--displace", "1MiB"], "--displace must exceed --ll-bytes"),
+])
+def test_policy_cache_misses_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+    (misses,) = load("policy_cache_misses")
+    with pytest.raises(SystemExit) as exc:
+        misses.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_policy_cache_misses_needs_valgrind(capsys, small_trace_path, tmp_path, monkeypatch):
+    (misses,) = load("policy_cache_misses")
+    monkeypatch.setattr(misses.shutil, "which", lambda name: None)
+    with pytest.raises(SystemExit) as exc:
+        misses.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2 and "valgrind (with callgrind_control) is not installed" in capsys.readouterr().err
+
+
+def test_policy_cache_misses_counts_per_launch_of_the_counted_iterations(small_trace_path, tmp_path, monkeypatch):
+    """valgrind replaced by the child run in-process and made-up totals: the record divides callgrind's
+    totals by the counted launches, and the counted hits and misses are those after the zeroing."""
+    import subprocess
+    from pathlib import Path
+    (misses,) = load("policy_cache_misses")
+    monkeypatch.setattr(misses.shutil, "which", lambda name: "/usr/bin/" + name)
+    totals = [700, 300, 200, 40, 20, 14, 7]                       # Ir Dr Dw D1mr D1mw DLmr DLmw
+    zeroed, real_run = [], subprocess.run
+
+    def fake_run(command, **kwargs):
+        if command[0] not in ("callgrind_control", "valgrind"):
+            return real_run(command, **kwargs)
+        if command[0] == "callgrind_control":
+            zeroed.append(command[1])
+            return subprocess.CompletedProcess(command, 0, "", "")
+        assert command[0] == "valgrind" and "--toggle-collect=deepum::Policy::on_launch*" in command
+        out = next(c.split("=", 1)[1] for c in command if c.startswith("--callgrind-out-file="))
+        assert misses.main(command[command.index(str(Path(misses.__file__).resolve())) + 1:]) == 0
+        Path(out).write_text("events: Ir Dr Dw D1mr D1mw DLmr DLmw\nsummary: " + " ".join(map(str, totals)) + "\n")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(misses.subprocess, "run", fake_run)
+    out, trace = tmp_path / "misses.json", _small_trace()
+    capacity = max(4, len(set(trace.access_block.tolist())) // 2) * misses.policy_cost.BLOCK_BYTES   # under pressure
+    assert misses.main(["--trace", str(small_trace_path), "--capacity", str(capacity), "--from-iteration", "1",
+                        "--iterations", "2", "--ll-bytes", "64KiB", "--displace", "128KiB", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    counted = int(trace.iteration_first_kernel[3]) - int(trace.iteration_first_kernel[1])
+    assert zeroed == ["-z"] and record["measured_launches"] == counted
+    assert record["per_launch"]["instructions"] == pytest.approx(700 / counted)
+    assert record["per_launch"]["ll_misses"] == pytest.approx(21 / counted)
+    assert 0 < record["kernel_hits"] + record["kernel_misses"] <= counted
 
 
 # --- bench/link_traffic_probe.py --------------------------------------------------------------------------
