@@ -126,14 +126,12 @@ def time_launches(trace, policy, displace: int, displace_from: int = 0, on_displ
     memory = TraceMemory(trace, policy)
     ids, offsets = trace.kernel_exec_id.astype(np.uint64), trace.access_offsets.astype(np.int64)
     blocks, kinds = trace.access_block.astype(np.int64), kernel_kinds(trace)
-    # Runs of launches with no memory event and no iteration start inside.
-    cuts = np.unique(np.concatenate([[0, trace.num_kernels], trace.iteration_first_kernel,
-                                     trace.mem_kernel[(trace.mem_kernel >= 0)] + 1]))
-    cuts = cuts[(cuts >= 0) & (cuts <= trace.num_kernels)]
-    starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
+    # Runs of launches with no memory event, no iteration start and no start of the displacing inside.
     end = trace.num_kernels if until is None else min(until, trace.num_kernels)
-    cuts = np.unique(np.append(cuts, [min(max(displace_from, 0), end), end]))
-    cuts = cuts[cuts <= end]
+    cuts = np.unique(np.concatenate([[0, end, min(max(displace_from, 0), end)], trace.iteration_first_kernel,
+                                     trace.mem_kernel[(trace.mem_kernel >= 0)] + 1]))
+    cuts = cuts[(cuts >= 0) & (cuts <= end)]
+    starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
     times, displacing = [], False
     for first, last in zip(cuts[:-1], cuts[1:]):
         memory.apply_through(int(first) - 1)

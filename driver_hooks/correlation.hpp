@@ -19,11 +19,11 @@
 
 namespace deepum {
 
-// Bytes each exec-ID table element costs (deepum/specs/tables.py and DeepUMConfig.table_bytes_bound use the same).
 // Exec IDs before the current one that a record remembers (deepum/specs/tables.py says why five).
 constexpr size_t kHistory = 5;
 constexpr uint64_t kNoExecId = UINT64_MAX;  // fills the history before the first launches
 
+// Bytes each exec-ID table element costs (deepum/specs/tables.py and DeepUMConfig.table_bytes_bound use the same).
 constexpr size_t kExecRecordBytes = 8 * (kHistory + 1);  // kHistory history IDs + next ID
 constexpr size_t kExecEntryBytes = 8 + 8;                // key + bookkeeping
 

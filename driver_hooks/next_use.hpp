@@ -218,8 +218,7 @@ class NextUseEviction {
       parked_.clear();
       parked_launch_ = launch;
     }
-    std::vector<Entry>& kept = kept_;
-    kept.clear();
+    kept_.clear();
     Entry chosen{0, 0, kNoVictim};
     int searched = 0;
     while (!queue_.empty() && searched < dead_search) {
@@ -231,7 +230,7 @@ class NextUseEviction {
         parked_.push_back(top);
         continue;
       }
-      kept.push_back(top);
+      kept_.push_back(top);
       if (std::get<2>(chosen) == kNoVictim) chosen = top;
       if (dead(block)) {
         chosen = top;
@@ -240,7 +239,7 @@ class NextUseEviction {
       ++searched;
     }
     const bool refused = need_at > 0 && std::get<2>(chosen) != kNoVictim && std::get<0>(chosen) <= need_at;
-    for (const Entry& e : kept)
+    for (const Entry& e : kept_)
       if (refused || std::get<2>(e) != std::get<2>(chosen)) queue_.push(e);
     if (refused) return kNoVictim;
     if (std::get<2>(chosen) != kNoVictim) blocks_[std::get<2>(chosen)].queued = false;
