@@ -14,11 +14,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <queue>
 #include <stdexcept>
 #include <tuple>
 #include <vector>
 
+#include "iteration_uses.hpp"
 #include "replacement.hpp"
 #include "state_io.hpp"
 
@@ -48,19 +48,16 @@ class NextUseEviction {
     past.indexed.swap(indexed_);
     indexed_.clear();
     past.length = first - start_;
+    past.uses.assign(used_, blocks_.size());
+    used_.clear();
+    last_counted_.assign(counted_, blocks_.size(),
+                         [this](size_t i) { return i >= blocks_[counted_[i].block].counted_from; });
+    counted_.clear();
     start_ = first;
     matching_.clear();
     for (uint64_t i = ended + 1; i-- > 0 && ended - i < history_.size();) matching_.push_back(i);
     foreseen_from_ = ended;
-    for (Block& b : blocks_) {
-      if (b.past.empty()) b.past.resize(history_.size());
-      Uses& uses = b.past[slot(ended)];
-      uses.iteration = ended;
-      uses.positions.swap(b.now);
-      b.now.clear();
-      b.last_counted.swap(b.counted);
-      b.counted.clear();
-    }
+    for (Block& b : blocks_) b.counted_from = 0;
     foresee_queued(first);
   }
 
@@ -81,16 +78,20 @@ class NextUseEviction {
     if (iterations_ > 0 && chosen != foreseen_from_) {
       foreseen_from_ = chosen;
       foresee_queued(launch);
+    } else if (queue_.size() > kQueueSlack * (blocks_.size() + 1)) {
+      requeue();
     }
   }
 
   // The kernel of `launch` uses `block` (resident: it is foreseen anew).
   void use(int64_t block, uint64_t launch, bool resident) {
     Block& b = at(block);
-    const uint32_t position = uint32_t(launch - start_);
-    if (b.now.empty() || b.now.back() != position) b.now.push_back(position);
+    if (b.last_used != launch) {
+      b.last_used = launch;
+      used_.push_back({uint32_t(block), uint32_t(launch - start_)});
+    }
     if (!resident) return;
-    const uint64_t next_use = foresee(b, launch);
+    const uint64_t next_use = foresee(block, launch);
     if (!b.queued || next_use != b.next_use) push_foreseen(block, b, next_use);
   }
 
@@ -99,9 +100,14 @@ class NextUseEviction {
   // launch (fill_kernels.hpp) initializes and is not counted.
   void count_use(int64_t block, uint64_t launch, bool fresh, bool fill) {
     Block& b = at(block);
-    if (fresh) b.counted.clear();
-    const uint32_t position = uint32_t(launch - start_);
-    if (!fill && (b.counted.empty() || b.counted.back() != position)) b.counted.push_back(position);
+    if (fresh) {
+      b.counted_from = uint32_t(counted_.size());
+      b.last_counted = kNoLaunch;
+    }
+    if (!fill && b.last_counted != launch) {
+      b.last_counted = launch;
+      counted_.push_back({uint32_t(block), uint32_t(launch - start_)});
+    }
   }
 
   // `block` became resident at `launch`.
@@ -113,7 +119,15 @@ class NextUseEviction {
 
   // The launch at which `block` is foreseen to be used next, seen from `launch`.
   uint64_t foresee(int64_t block, uint64_t launch) const {
-    return size_t(block) < blocks_.size() ? foresee(blocks_[block], launch) : kUnforeseen;
+    if (iterations_ == 0) return kUnforeseen;
+    const uint64_t position = launch - start_;
+    const UsePositions uses = uses_in(block, foreseen_from_);
+    auto it = std::upper_bound(uses.begin(), uses.end(), uint32_t(position));
+    if (it != uses.end()) return start_ + *it;
+    const uint64_t follower = foreseen_from_ + 1 < iterations_ ? foreseen_from_ + 1 : foreseen_from_;
+    const UsePositions after = uses_in(block, follower);
+    if (after.empty()) return kUnforeseen;
+    return start_ + std::max(history_[slot(foreseen_from_)].length, position + 1) + after.front();
   }
 
   // The learned state (state_io.hpp): the remembered iterations, oldest first, each with its length,
@@ -123,7 +137,7 @@ class NextUseEviction {
   void save(StateWriter& w, Number number) const {
     const uint64_t first = iterations_ - std::min<uint64_t>(iterations_, history_.size());
     w.word(iterations_ - first);
-    std::vector<std::pair<int64_t, const std::vector<uint32_t>*>> used;
+    std::vector<std::pair<int64_t, int64_t>> used;  // UM number, dense index
     for (uint64_t i = first; i < iterations_; ++i) {
       const Past& past = history_[slot(i)];
       w.word(past.length);
@@ -132,16 +146,15 @@ class NextUseEviction {
       w.word(past.indexed.size());
       for (uint32_t p : past.indexed) w.word(p);
       used.clear();
-      for (size_t block = 0; block < blocks_.size(); ++block) {
-        const std::vector<uint32_t>& positions = uses_in(blocks_[block], i);
-        if (!positions.empty()) used.emplace_back(number(int64_t(block)), &positions);
-      }
+      for (size_t block = 0; block < past.uses.blocks(); ++block)
+        if (!past.uses.of(int64_t(block)).empty()) used.emplace_back(number(int64_t(block)), int64_t(block));
       std::sort(used.begin(), used.end());
       w.word(used.size());
-      for (const auto& [n, positions] : used) {
+      for (const auto& [n, block] : used) {
+        const UsePositions positions = past.uses.of(block);
         w.signed_word(n);
-        w.word(positions->size());
-        for (uint32_t p : *positions) w.word(p);
+        w.word(positions.size());
+        for (uint32_t p : positions) w.word(p);
       }
     }
   }
@@ -158,20 +171,24 @@ class NextUseEviction {
       read_positions(r, past.length, "indexed launches",
                      "an iteration's indexed launches are not ascending positions within it", past.indexed);
       const size_t used = r.count(UINT64_MAX, 3, "blocks");
+      std::vector<LoggedUse> log;
+      std::vector<uint8_t> seen;
+      std::vector<uint32_t> positions;
       for (size_t k = 0; k < used; ++k) {
-        Block& b = at(dense(r.block()));
-        if (b.past.empty()) b.past.resize(history_.size());
-        Uses& uses = b.past[slot(i)];
-        if (uses.iteration == i) StateReader::fail("a block appears twice in one iteration");
-        uses.iteration = i;
-        read_positions(r, past.length, "uses", "a block's uses are not ascending within its iteration", uses.positions);
+        const int64_t block = dense(r.block());
+        at(block);
+        if (seen.size() <= size_t(block)) seen.resize(size_t(block) + 1, 0);
+        if (seen[size_t(block)]) StateReader::fail("a block appears twice in one iteration");
+        seen[size_t(block)] = 1;
+        read_positions(r, past.length, "uses", "a block's uses are not ascending within its iteration", positions);
+        for (uint32_t p : positions) log.push_back({uint32_t(block), p});
       }
+      past.uses.assign(log, blocks_.size());
+      if (i + 1 == n) last_counted_.assign(log, blocks_.size());
     }
     iterations_ = n;
     for (uint64_t i = n; i-- > 0;) matching_.push_back(i);
     foreseen_from_ = n ? n - 1 : 0;
-    if (n)
-      for (Block& b : blocks_) b.last_counted = uses_in(b, n - 1);
   }
 
   // Calls f(block) for each block the last ended iteration used in 1..most_uses launches, all within
@@ -183,8 +200,8 @@ class NextUseEviction {
     if (iterations_ == 0) return;
     const uint64_t ended = iterations_ - 1;
     const Past& past = history_[slot(ended)];
-    for (size_t block = 0; block < blocks_.size(); ++block) {
-      const std::vector<uint32_t>& uses = blocks_[block].last_counted;
+    for (size_t block = 0; block < last_counted_.blocks(); ++block) {
+      const UsePositions uses = last_counted_.of(int64_t(block));
       if (uses.empty() || uses.size() > most_uses) continue;
       const bool brief = (uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * past.length;
       const auto by_indexed = [&] {
@@ -214,7 +231,7 @@ class NextUseEviction {
   template <typename Resident, typename MayGo, typename Dead>
   int64_t victim(uint64_t launch, Resident resident, MayGo may_go, Dead dead, int dead_search, uint64_t need_at) {
     if (launch != parked_launch_) {
-      for (const Entry& e : parked_) queue_.push(e);
+      for (const Entry& e : parked_) enqueue(e);
       parked_.clear();
       parked_launch_ = launch;
     }
@@ -222,8 +239,9 @@ class NextUseEviction {
     Entry chosen{0, 0, kNoVictim};
     int searched = 0;
     while (!queue_.empty() && searched < dead_search) {
-      const Entry top = queue_.top();
-      queue_.pop();
+      std::pop_heap(queue_.begin(), queue_.end());
+      const Entry top = queue_.back();
+      queue_.pop_back();
       const int64_t block = std::get<2>(top);
       if (!resident(block) || !current(top)) continue;
       if (!may_go(block)) {
@@ -240,31 +258,31 @@ class NextUseEviction {
     }
     const bool refused = need_at > 0 && std::get<2>(chosen) != kNoVictim && std::get<0>(chosen) <= need_at;
     for (const Entry& e : kept_)
-      if (refused || std::get<2>(e) != std::get<2>(chosen)) queue_.push(e);
+      if (refused || std::get<2>(e) != std::get<2>(chosen)) enqueue(e);
     if (refused) return kNoVictim;
     if (std::get<2>(chosen) != kNoVictim) blocks_[std::get<2>(chosen)].queued = false;
     return std::get<2>(chosen);
   }
 
  private:
-  static constexpr uint64_t kNoIteration = UINT64_MAX;
-  struct Uses {
-    uint64_t iteration = kNoIteration;  // the remembered iteration these are of
-    std::vector<uint32_t> positions;    // of its uses in that iteration
-  };
-  struct Block {
-    std::vector<Uses> past;             // by slot(iteration), once an iteration has ended
-    std::vector<uint32_t> now;          // positions of its uses in the current iteration
-    std::vector<uint32_t> counted;      // those host mapping counts (count_use)
-    std::vector<uint32_t> last_counted;  // the same of the last ended iteration
-    uint64_t next_use = kUnforeseen;    // as last pushed
-    uint64_t age = 0;                   // number of its latest arrival
-    bool queued = false;                // may have a current entry in the queue (one at most)
+  static constexpr uint64_t kNoLaunch = UINT64_MAX;
+  // The queue is rebuilt from the queued blocks once it holds this many entries per block (most of
+  // them stale), so that it stays small.
+  static constexpr size_t kQueueSlack = 4;
+  // What a use touches of a block, on one cache line.
+  struct alignas(64) Block {
+    uint64_t next_use = kUnforeseen;     // as last pushed
+    uint64_t age = 0;                    // number of its latest arrival
+    uint64_t last_used = kNoLaunch;      // launch of its latest use logged this iteration
+    uint64_t last_counted = kNoLaunch;   // launch of its latest counted use logged this iteration
+    uint32_t counted_from = 0;           // its counted uses this iteration are those logged from here on
+    bool queued = false;                 // may have a current entry in the queue (one at most)
   };
   struct Past {
     std::vector<uint64_t> execs;    // exec IDs of its launches, in order
     std::vector<uint32_t> indexed;  // positions of its indexed launches (indexed_kernels.hpp), ascending
     uint64_t length = 0;            // launches from its first to the next iteration's first
+    IterationUses uses;             // each block's positions of use in it
   };
   using Entry = std::tuple<uint64_t, uint64_t, int64_t>;  // next use, UINT64_MAX - age, block
 
@@ -285,34 +303,37 @@ class NextUseEviction {
     if (size_t(block) >= blocks_.size()) blocks_.resize(size_t(block) + 1);
     return blocks_[block];
   }
-  const std::vector<uint32_t>& uses_in(const Block& b, uint64_t iteration) const {
-    static const std::vector<uint32_t> kNone;
-    if (b.past.empty() || b.past[slot(iteration)].iteration != iteration) return kNone;
-    return b.past[slot(iteration)].positions;
-  }
-  uint64_t foresee(const Block& b, uint64_t launch) const {
-    if (iterations_ == 0) return kUnforeseen;
-    const uint64_t position = launch - start_;
-    const std::vector<uint32_t>& uses = uses_in(b, foreseen_from_);
-    auto it = std::upper_bound(uses.begin(), uses.end(), uint32_t(position));
-    if (it != uses.end()) return start_ + *it;
-    const uint64_t follower = foreseen_from_ + 1 < iterations_ ? foreseen_from_ + 1 : foreseen_from_;
-    const std::vector<uint32_t>& after = uses_in(b, follower);
-    if (after.empty()) return kUnforeseen;
-    return start_ + std::max(history_[slot(foreseen_from_)].length, position + 1) + after.front();
-  }
+  // A remembered iteration's uses of `block`.
+  UsePositions uses_in(int64_t block, uint64_t iteration) const { return history_[slot(iteration)].uses.of(block); }
   // Every queued block foreseen anew from `launch` (the iteration foreseen from changed).
   void foresee_queued(uint64_t launch) {
-    queue_ = {};
+    queue_.clear();
+    parked_.clear();
+    for (size_t block = 0; block < blocks_.size(); ++block) {
+      Block& b = blocks_[block];
+      if (!b.queued) continue;
+      b.next_use = foresee(int64_t(block), launch);
+      queue_.emplace_back(b.next_use, UINT64_MAX - b.age, int64_t(block));
+    }
+    std::make_heap(queue_.begin(), queue_.end());
+  }
+  // The queue again with only the queued blocks' latest entries (those set aside included).
+  void requeue() {
+    queue_.clear();
     parked_.clear();
     for (size_t block = 0; block < blocks_.size(); ++block)
-      if (blocks_[block].queued) push(int64_t(block), blocks_[block], launch);
+      if (blocks_[block].queued) queue_.emplace_back(blocks_[block].next_use, UINT64_MAX - blocks_[block].age, int64_t(block));
+    std::make_heap(queue_.begin(), queue_.end());
   }
-  void push(int64_t block, Block& b, uint64_t launch) { push_foreseen(block, b, foresee(b, launch)); }
+  void push(int64_t block, Block& b, uint64_t launch) { push_foreseen(block, b, foresee(block, launch)); }
   void push_foreseen(int64_t block, Block& b, uint64_t next_use) {
     b.next_use = next_use;
     b.queued = true;
-    queue_.emplace(next_use, UINT64_MAX - b.age, block);
+    enqueue({next_use, UINT64_MAX - b.age, block});
+  }
+  void enqueue(const Entry& e) {
+    queue_.push_back(e);
+    std::push_heap(queue_.begin(), queue_.end());
   }
   // An entry is current while it holds its block's latest figures and the block is queued.
   bool current(const Entry& e) const {
@@ -321,13 +342,16 @@ class NextUseEviction {
   }
 
   std::vector<Block> blocks_;  // by dense block index
-  std::priority_queue<Entry> queue_;  // latest foreseen first; stale entries are skipped
+  std::vector<Entry> queue_;   // a heap, latest foreseen first; stale entries are skipped
   std::vector<Entry> parked_;         // entries may_go refused during launch parked_launch_
   std::vector<Entry> kept_;           // victim()'s candidates looked at, storage kept between calls
   uint64_t parked_launch_ = 0;
   std::vector<Past> history_;        // the remembered iterations, by slot(iteration)
   std::vector<uint64_t> execs_;      // exec IDs of the current iteration's launches so far
   std::vector<uint32_t> indexed_;    // positions of the current iteration's indexed launches so far
+  std::vector<LoggedUse> used_;      // the current iteration's uses so far, a block once a launch
+  std::vector<LoggedUse> counted_;   // those host mapping counts (a block's from its counted_from on)
+  IterationUses last_counted_;       // the counted uses of the last ended iteration
   std::vector<uint64_t> matching_;   // remembered iterations matching those, latest first
   uint64_t iterations_ = 0;          // iterations ended so far
   uint64_t foreseen_from_ = 0;       // the iteration foreseen from (once one has ended)

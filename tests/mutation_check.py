@@ -126,9 +126,12 @@ MUTATIONS = {
         "driver_hooks/uvm_model.hpp", "      arrival_s_[b] = link_free_s_;\n      move_in(b, kPagesPerBlock, 0);",
         "      move_in(b, kPagesPerBlock, 0);"),
     "host-map-counts-fills": (
-        "driver_hooks/next_use.hpp", "if (!fill && (b.counted.empty()", "if ((b.counted.empty()"),
+        "driver_hooks/next_use.hpp", "if (!fill && b.last_counted != launch) {", "if (b.last_counted != launch) {"),
     "host-map-counts-earlier-data": (
-        "driver_hooks/next_use.hpp", "    if (fresh) b.counted.clear();\n", ""),
+        "driver_hooks/next_use.hpp", "return i >= blocks_[counted_[i].block].counted_from;", "return true;"),
+    "next-use-requeue-drops-the-unforeseen": (
+        "driver_hooks/next_use.hpp", "      if (blocks_[block].queued) queue_.emplace_back(",
+        "      if (blocks_[block].queued && blocks_[block].next_use != kUnforeseen) queue_.emplace_back("),
     "fill-kernels-unrecognised": (
         "driver_hooks/fill_kernels.hpp", '{"FillFunctor"}', '{"NoSuchKernel"}'),
     "simulator-sees-no-fresh-blocks": (

@@ -245,6 +245,37 @@ def test_the_victim_is_the_block_foreseen_last_and_a_prefetch_never_gives_up_a_s
     assert eviction.victim(*everyone, dead_search=8, need_at=0) == 3
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.frozensets(st.integers(0, BLOCKS - 1), min_size=2, max_size=5), min_size=30, max_size=80),
+       st.sets(st.integers(0, BLOCKS - 1)), st.integers(1, 3))
+def test_long_iterations_of_resident_uses_choose_as_the_specification(iteration, resident, dead_search):
+    """Many uses of resident blocks between iteration starts leave the native heap mostly stale entries,
+    which it drops by rebuilding itself from the queued blocks; a victim after each launch (brought back
+    at once) is the specification's all the same, a resident block that no launch uses (foreseen
+    nowhere) included."""
+    resident = resident | {BLOCKS}
+    spec, native = NextUseEviction(), _native.NextUseEviction()
+    for block in sorted(resident):
+        spec.arrive(block, 0)
+        native.arrive(block, 0)
+    launch = 0
+    for _ in range(3):
+        for rule_ in (spec, native):
+            rule_.start_iteration(launch)
+        for place, blocks in enumerate(iteration):
+            for rule_ in (spec, native):
+                rule_.launch(launch, place, False)
+                for block in sorted(blocks):
+                    rule_.use(block, launch, block in resident)
+            calls = (launch, resident.__contains__, lambda b: True, lambda b: False, dead_search, 0)
+            chosen = spec.victim(*calls)
+            assert native.victim(*calls) == chosen, launch
+            if chosen is not None:
+                spec.arrive(chosen, launch)
+                native.arrive(chosen, launch)
+            launch += 1
+
+
 def test_at_least_one_iteration_is_remembered():
     for make in (NextUseEviction, _native.NextUseEviction):
         with pytest.raises(ValueError, match="at least one iteration is remembered"):
