@@ -90,6 +90,7 @@ ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/recorder.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",
     "driver_hooks/options_binding.hpp", "driver_hooks/units.hpp", "driver_hooks/block_list.hpp",
     "driver_hooks/replacement.hpp", "driver_hooks/prefetcher.hpp", "driver_hooks/next_use.hpp",
+    "driver_hooks/iteration_uses.hpp",
     "driver_hooks/predictor.hpp", "driver_hooks/correlation.hpp", "driver_hooks/block_table.hpp",
     "driver_hooks/fault_injection.hpp", "driver_hooks/schedule.hpp", "driver_hooks/state_io.hpp",
     "driver_hooks/state_binding.hpp", "driver_hooks/sleep_gate.hpp", "driver_hooks/iteration_bins.hpp",
