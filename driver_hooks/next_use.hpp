@@ -307,15 +307,9 @@ class NextUseEviction {
   UsePositions uses_in(int64_t block, uint64_t iteration) const { return history_[slot(iteration)].uses.of(block); }
   // Every queued block foreseen anew from `launch` (the iteration foreseen from changed).
   void foresee_queued(uint64_t launch) {
-    queue_.clear();
-    parked_.clear();
-    for (size_t block = 0; block < blocks_.size(); ++block) {
-      Block& b = blocks_[block];
-      if (!b.queued) continue;
-      b.next_use = foresee(int64_t(block), launch);
-      queue_.emplace_back(b.next_use, UINT64_MAX - b.age, int64_t(block));
-    }
-    std::make_heap(queue_.begin(), queue_.end());
+    for (size_t block = 0; block < blocks_.size(); ++block)
+      if (blocks_[block].queued) blocks_[block].next_use = foresee(int64_t(block), launch);
+    requeue();
   }
   // The queue again with only the queued blocks' latest entries (those set aside included).
   void requeue() {
