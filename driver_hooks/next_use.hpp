@@ -315,8 +315,10 @@ class NextUseEviction {
   void requeue() {
     queue_.clear();
     parked_.clear();
-    for (size_t block = 0; block < blocks_.size(); ++block)
-      if (blocks_[block].queued) queue_.emplace_back(blocks_[block].next_use, UINT64_MAX - blocks_[block].age, int64_t(block));
+    for (size_t block = 0; block < blocks_.size(); ++block) {
+      const Block& b = blocks_[block];
+      if (b.queued) queue_.emplace_back(b.next_use, UINT64_MAX - b.age, int64_t(block));
+    }
     std::make_heap(queue_.begin(), queue_.end());
   }
   void push(int64_t block, Block& b, uint64_t launch) { push_foreseen(block, b, foresee(block, launch)); }

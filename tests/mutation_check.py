@@ -130,8 +130,8 @@ MUTATIONS = {
     "host-map-counts-earlier-data": (
         "driver_hooks/next_use.hpp", "return i >= blocks_[counted_[i].block].counted_from;", "return true;"),
     "next-use-requeue-drops-the-unforeseen": (
-        "driver_hooks/next_use.hpp", "      if (blocks_[block].queued) queue_.emplace_back(",
-        "      if (blocks_[block].queued && blocks_[block].next_use != kUnforeseen) queue_.emplace_back("),
+        "driver_hooks/next_use.hpp", "if (b.queued) queue_.emplace_back(",
+        "if (b.queued && b.next_use != kUnforeseen) queue_.emplace_back("),
     "fill-kernels-unrecognised": (
         "driver_hooks/fill_kernels.hpp", '{"FillFunctor"}', '{"NoSuchKernel"}'),
     "simulator-sees-no-fresh-blocks": (
