@@ -1065,6 +1065,18 @@ def test_policy_cost_times_a_traces_launches(small_trace_path, tmp_path):
                                     ("256_up", 256, 1 << 62))) if count}
 
 
+@pytest.fixture
+def refusal_on_trace(capsys, small_trace_path, tmp_path):
+    """refusal(module, argv): what module.main printed on stderr, run on the small trace at 64 MiB
+    with `argv` (a later --capacity wins), which must exit with status 2."""
+    def refusal(module, argv):
+        with pytest.raises(SystemExit) as exc:
+            module.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
+        assert exc.value.code == 2
+        return capsys.readouterr().err
+    return refusal
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--capacity", "1MiB"], "--capacity must hold at least one 2 MiB block"),
     (["--displace", "2GiB"], "--displace sizes must be from 0 to 1GiB"),
@@ -1073,13 +1085,9 @@ def test_policy_cost_times_a_traces_launches(small_trace_path, tmp_path):
     (["--from-iteration", "9"], "--from-iteration must be in [0, 4)"),
     (["--repeats", "0"], "--repeats must be from 1 to 100"),
 ])
-def test_policy_cost_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+def test_policy_cost_refuses_bad_arguments(argv, message, refusal_on_trace):
     (cost,) = load("policy_cost")
-    argv = ["--capacity", "64MiB", *argv] if argv[0] != "--capacity" else argv
-    with pytest.raises(SystemExit) as exc:
-        cost.main(["--trace", str(small_trace_path), *argv, "-o", str(tmp_path / "x.json")])
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in refusal_on_trace(cost, argv)
 
 
 # --- bench/policy_cache_misses.py ------------------------------------------------------------------------
@@ -1091,20 +1099,15 @@ def test_policy_cost_refuses_bad_arguments(argv, message, capsys, small_trace_pa
     (["--ll-bytes", "lots"], "cannot read size 'lots'"),
     (["--displace", "1MiB"], "--displace must exceed --ll-bytes"),
 ])
-def test_policy_cache_misses_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+def test_policy_cache_misses_refuses_bad_arguments(argv, message, refusal_on_trace):
     (misses,) = load("policy_cache_misses")
-    with pytest.raises(SystemExit) as exc:
-        misses.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in refusal_on_trace(misses, argv)
 
 
-def test_policy_cache_misses_needs_valgrind(capsys, small_trace_path, tmp_path, monkeypatch):
+def test_policy_cache_misses_needs_valgrind(refusal_on_trace, monkeypatch):
     (misses,) = load("policy_cache_misses")
     monkeypatch.setattr(misses.shutil, "which", lambda name: None)
-    with pytest.raises(SystemExit) as exc:
-        misses.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "-o", str(tmp_path / "x.json")])
-    assert exc.value.code == 2 and "valgrind (with callgrind_control) is not installed" in capsys.readouterr().err
+    assert "valgrind (with callgrind_control) is not installed" in refusal_on_trace(misses, [])
 
 
 def test_policy_cache_misses_counts_per_launch_of_the_counted_iterations(small_trace_path, tmp_path, monkeypatch):
@@ -1178,12 +1181,9 @@ def test_link_traffic_probe_alternates_quiet_and_streaming_replays(small_trace_p
     (["--host-bytes", "lots"], "cannot read size 'lots'"),
     (["--pairs", "0"], "--pairs must be from 1 to 20"),
 ])
-def test_link_traffic_probe_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+def test_link_traffic_probe_refuses_bad_arguments(argv, message, refusal_on_trace):
     (probe,) = load("link_traffic_probe")
-    with pytest.raises(SystemExit) as exc:
-        probe.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in refusal_on_trace(probe, argv)
 
 
 # --- bench/replay_phases.py -------------------------------------------------------------------------------
@@ -1214,12 +1214,9 @@ def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(small_
     (["--parts", "0"], "--parts must be from 1 to 1000"),
     (["--calibration", "nowhere.json"], "--calibration nowhere.json"),
 ])
-def test_replay_phases_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+def test_replay_phases_refuses_bad_arguments(argv, message, refusal_on_trace):
     (phases,) = load("replay_phases")
-    with pytest.raises(SystemExit) as exc:
-        phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", *argv, "-o", str(tmp_path / "x.json")])
-    assert exc.value.code == 2
-    assert message in capsys.readouterr().err
+    assert message in refusal_on_trace(phases, argv)
 
 
 def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(small_trace_path, tmp_path):
