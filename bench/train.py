@@ -57,6 +57,9 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   idle time by what the kernel after each gap waited for, and by what ran meanwhile), each link
   direction's copies as runs (transfer_runs: h2d_runs, d2h_runs) and the names of its spans
   (OUTPUT.timeline.npz) and plot (OUTPUT.timeline.png), written beside the record;
+- device_moment_reserve_bytes (with --device-moments: the bytes taken out of --capacity for the moments
+  placed in plain GPU memory, an upper bound) and device_moment_reserved_bytes (what their pool
+  reserved);
 - peak_resident_bytes, offloaded_bytes_per_step (save_on_cpu: bytes copied out and back), losses,
   memory_method (how checkpoint and cpu_offload lowered peak memory, which offload implementation),
   peak_allocated_bytes (modes without unified memory: torch.cuda.max_memory_allocated()),
@@ -484,7 +487,13 @@ def train(torch, args, workload, device: str) -> dict:
     return {"step_s": timed.step_s, "enqueue_s": timed.enqueue_s, "enqueue_thread": timed.enqueue_thread,
             "thread_states": timed.thread_states, "losses": timed.losses, "timeline": timed.timeline,
             "offloaded_bytes_per_step": offload.bytes / args.steps if offload else None,
-            "memory_method": training.method, "parameter_sha256": digest}
+            "memory_method": training.method, "parameter_sha256": digest,
+            "device_moment_reserved_bytes": pool_reserved_bytes(getattr(optimizer, "device_moment_pool", None))}
+
+
+def pool_reserved_bytes(pool) -> int | None:
+    """The bytes of the segments a torch.cuda.MemPool holds (None without a pool)."""
+    return None if pool is None else sum(segment["total_size"] for segment in pool.snapshot())
 
 
 def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
@@ -498,9 +507,25 @@ def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
             "d2h_runs": timeline.transfer_runs(D2H), "spans": spans.name, "plot": plot.name}
 
 
+def device_moment_capacity(args, runtime_mode: str) -> int:
+    """Bytes --device-moments puts in plain GPU memory (workloads.device_moment_reserve), taken out of
+    --capacity so that the unified-memory modes use no more GPU memory in all; 0 without it."""
+    if not workloads.device_moments(args):
+        return 0
+    import torch  # CUDA stays untouched: the reserve is sized on the meta device
+
+    reserve = workloads.device_moment_reserve(torch, args)
+    if runtime_mode != "none" and args.capacity is not None:
+        if reserve >= args.capacity:
+            raise SystemExit(f"train.py: --device-moments takes {reserve} bytes, more than --capacity {args.capacity}")
+        args.capacity -= reserve
+    return reserve
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     runtime_mode = BY_NAME[args.mode].runtime
+    device_moment_reserve = device_moment_capacity(args, runtime_mode)
     with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record,
                        warm_start=args.warm_start):
         import torch
@@ -529,6 +554,8 @@ def main(argv=None) -> int:
             "memory_method": run["memory_method"], "precision": args.precision,
             "parameter_sha256": run["parameter_sha256"], "lockstep": args.turns is not None,
             "overlap_steps": args.overlap_steps,
+            "device_moment_reserve_bytes": device_moment_reserve or None,
+            "device_moment_reserved_bytes": run["device_moment_reserved_bytes"],
             "device": torch.cuda.get_device_name(), "driver_version": driver_version(),
             "torch_version": torch.__version__, "cuda_version": torch.version.cuda,
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -102,6 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="model to train (default gpt2)")
     parser.add_argument("--precision", choices=PRECISIONS, default="fp32",
                         help="fp32 (default), or bf16: bfloat16 autocast with fused AdamW (transformers)")
+    parser.add_argument("--device-moments", type=float, default=None, metavar="FRACTION",
+                        help="bf16 only, a probe: AdamW's moments of the parameters that make up the first "
+                             "FRACTION (0 to 1) of the parameters' bytes, in model order, in plain GPU memory "
+                             "outside unified memory (train.py takes their segments out of --capacity)")
     for name, (kind, text) in SIZE_FLAGS.items():
         parser.add_argument(_flag(name), dest=name, type=kind, default=None, help=text)
 
@@ -124,6 +128,9 @@ def sizes(args) -> tuple[str, dict]:
         raise ValueError(f"--heads {values['heads']} must divide --hidden {values['hidden']}")
     if family == "moe" and values["experts"] < MOE_TOP_K:
         raise ValueError(f"--experts must be at least {MOE_TOP_K} (top-{MOE_TOP_K} routing), got {values['experts']}")
+    fraction = device_moments(args)
+    if fraction and (_precision(args) != "bf16" or not 0 < fraction <= 1):
+        raise ValueError(f"--device-moments must be in (0, 1] and needs --precision bf16, got {fraction}")
     if _precision(args) != "fp32" and family not in TRANSFORMER_FAMILIES:
         raise ValueError(f"--precision {_precision(args)} applies to the transformers "
                          f"({', '.join(TRANSFORMER_FAMILIES)}), not to {family}")
@@ -140,7 +147,9 @@ def workload_id(args) -> str:
     family, values = sizes(args)
     text = " ".join(f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in sorted(values.items()))
     precision = _precision(args)
-    return f"{family} {text}" + ("" if precision == "fp32" else f" precision={precision}")
+    moments = device_moments(args)
+    return (f"{family} {text}" + ("" if precision == "fp32" else f" precision={precision}")
+            + (f" device_moments={moments}" if moments else ""))
 
 
 def build(torch, args, device="cpu", seed: int = 0) -> Workload:
@@ -151,7 +160,7 @@ def build(torch, args, device="cpu", seed: int = 0) -> Workload:
     with torch.device(device):
         workload = _BUILDERS[family](torch, values, seed + 1)
     if _precision(args) == "bf16":
-        workload = _bf16_autocast(torch, workload, torch.device(device).type)
+        workload = _bf16_autocast(torch, workload, torch.device(device).type, device_moments(args))
     return workload
 
 
@@ -159,20 +168,92 @@ def _precision(args) -> str:
     return getattr(args, "precision", None) or "fp32"
 
 
+def device_moments(args) -> float:
+    """--device-moments, 0 where not given."""
+    return getattr(args, "device_moments", None) or 0.0
+
+
+MiB = 1 << 20
+
+
+def device_moment_parameters(model, fraction: float) -> list:
+    """The parameters whose AdamW moments --device-moments FRACTION places in plain GPU memory: the
+    longest prefix, in model order, of at most FRACTION of the parameters' bytes."""
+    params = list(model.parameters())
+    limit = fraction * sum(p.numel() * p.element_size() for p in params)
+    chosen, total = [], 0
+    for p in params:
+        total += p.numel() * p.element_size()
+        if total > limit:
+            break
+        chosen.append(p)
+    return chosen
+
+
+def device_moment_bytes(params: list) -> int:
+    """An upper bound on the GPU memory PyTorch's caching allocator reserves for the two moments of
+    each of `params`: a tensor of 1 MiB or more rounded up to 2 MiB (those under 10 MiB share 20 MiB
+    segments: one more such segment), the smaller ones together rounded up to 2 MiB."""
+    large = small = 0
+    for p in params:
+        size = p.numel() * p.element_size()
+        if size >= MiB:
+            large += 2 * -(-size // (2 * MiB)) * 2 * MiB
+        else:
+            small += 2 * -(-size // 512) * 512
+    return large + 20 * MiB + -(-small // (2 * MiB)) * 2 * MiB
+
+
+def device_moment_reserve(torch, args) -> int:
+    """device_moment_bytes of the workload's --device-moments choice (0 without it), from a build on
+    the meta device: no memory, no CUDA."""
+    fraction = device_moments(args)
+    if not fraction:
+        return 0
+    family, values = sizes(args)
+    with torch.device("meta"):
+        model = _BUILDERS[family](torch, values, 0).model
+    return device_moment_bytes(device_moment_parameters(model, fraction))
+
+
+def _fused_adamw_moments_on_device(fraction: float):
+    """make_optimizer: fused AdamW whose state for device_moment_parameters(model, fraction) is made
+    now, as AdamW makes it at its first step, in a MemPool of plain GPU memory (the optimizer keeps the
+    pool as `device_moment_pool`)."""
+    def make(torch, model):
+        optimizer = _fused_adamw(torch, model)
+        pool = torch.cuda.MemPool()
+        with torch.cuda.use_mem_pool(pool):
+            for p in device_moment_parameters(model, fraction):
+                optimizer.state[p] = {
+                    "step": torch.tensor(0.0, dtype=torch.float32, device=p.device),
+                    "exp_avg": torch.zeros_like(p, memory_format=torch.preserve_format),
+                    "exp_avg_sq": torch.zeros_like(p, memory_format=torch.preserve_format),
+                }
+        optimizer.device_moment_pool = pool
+        return optimizer
+
+    return make
+
+
 def _fused_adamw(torch, model):
     return torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
 
 
-def _bf16_autocast(torch, workload: Workload, device_type: str) -> Workload:
-    """The workload trained as users train transformers: forward under bfloat16 autocast, fused AdamW."""
+def _bf16_autocast(torch, workload: Workload, device_type: str, device_moments: float = 0.0) -> Workload:
+    """The workload trained as users train transformers: forward under bfloat16 autocast, fused AdamW
+    (with device_moments, part of its state in plain GPU memory: _fused_adamw_moments_on_device)."""
     plain_loss = workload.loss_fn
 
     def loss_fn(model, batch):
         with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
             return plain_loss(model, batch)
 
-    return dataclasses.replace(workload, loss_fn=loss_fn, make_optimizer=_fused_adamw,
-                               info=dict(workload.info, precision="bf16", optimizer="fused AdamW"))
+    make_optimizer = _fused_adamw_moments_on_device(device_moments) if device_moments else _fused_adamw
+    info = dict(workload.info, precision="bf16", optimizer="fused AdamW")
+    if device_moments:
+        info["device_moments"] = device_moments
+    return dataclasses.replace(workload, loss_fn=loss_fn, make_optimizer=make_optimizer, info=info)
 
 
 def _flag(name: str) -> str:

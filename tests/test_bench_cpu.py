@@ -636,6 +636,62 @@ def test_precision_is_part_of_the_workload_id_and_only_for_transformers(capsys):
         assert message in capsys.readouterr().err
 
 
+def test_device_moments_are_part_of_the_workload_id_and_need_bf16(capsys):
+    assert "device_moments" not in workloads.workload_id(parse_train("--precision", "bf16"))
+    assert workloads.workload_id(parse_train("--precision", "bf16", "--device-moments", "0.5")).endswith(
+        " precision=bf16 device_moments=0.5")
+    for argv in (["--device-moments", "0.5"], ["--precision", "bf16", "--device-moments", "1.5"],
+                 ["--precision", "bf16", "--device-moments", "-0.25"]):
+        with pytest.raises(SystemExit) as exc:
+            parse_train(*argv)
+        assert exc.value.code == 2
+        assert "--device-moments must be in (0, 1] and needs --precision bf16" in capsys.readouterr().err
+
+
+class _Parameter:
+    """A parameter's size as device_moment_parameters and device_moment_bytes read it."""
+
+    def __init__(self, size: int):
+        self.size = size
+
+    def numel(self) -> int:
+        return self.size // 4
+
+    def element_size(self) -> int:
+        return 4
+
+
+def test_device_moments_take_the_longest_prefix_within_the_fraction_and_bound_its_segments():
+    MiB = workloads.MiB
+    sizes = [12 * MiB, 4 * MiB, 4096, 512 * 1024, 16 * MiB]   # 32.5 MiB and 4 KiB in all
+    params = [_Parameter(size) for size in sizes]
+    model = type("Model", (), {"parameters": lambda self: params})()
+    total = sum(sizes)
+    assert workloads.device_moment_parameters(model, 12 * MiB / total) == params[:1]
+    assert workloads.device_moment_parameters(model, (12 * MiB - 1) / total) == []
+    assert workloads.device_moment_parameters(model, 0.5) == params[:3]    # 16 MiB 4 KiB; 16.5 MiB > half
+    assert workloads.device_moment_parameters(model, 1.0) == params
+    # Two moments each: 12 and 4 MiB as they are, 16 MiB too; the small ones (8 KiB and 1 MiB) in one
+    # 2 MiB run; one 20 MiB segment more for the tensors under 10 MiB.
+    assert workloads.device_moment_bytes(params) == 2 * (12 + 4 + 16) * MiB + 2 * MiB + 20 * MiB
+    assert workloads.device_moment_bytes([_Parameter(3 * MiB)]) == 2 * 4 * MiB + 20 * MiB
+
+
+def test_train_takes_the_device_moments_out_of_the_unified_memory_budget():
+    pytest.importorskip("torch")
+    sizes = TINY["gpt2"]
+    args = parse_train("--mode", "deepum", *sizes, "--precision", "bf16", "--device-moments", "1",
+                       "--capacity", "1GiB")
+    reserve = bench_train.device_moment_capacity(args, "deepum")
+    assert 0 < reserve < 1 << 30 and args.capacity == (1 << 30) - reserve
+    none = parse_train(*sizes, "--precision", "bf16", "--device-moments", "1")
+    assert bench_train.device_moment_capacity(none, "none") == reserve and none.capacity is None
+    assert bench_train.device_moment_capacity(parse_train(*sizes, "--precision", "bf16"), "none") == 0
+    small = parse_train("--mode", "deepum", *sizes, "--precision", "bf16", "--device-moments", "1", "--capacity", "1MiB")
+    with pytest.raises(SystemExit, match="--device-moments takes"):
+        bench_train.device_moment_capacity(small, "deepum")
+
+
 @pytest.mark.parametrize("name", ["gpt2", "moe", "bert-large"])
 def test_bf16_trains_under_autocast_with_fused_adamw(name):
     torch = pytest.importorskip("torch")
