@@ -289,12 +289,13 @@ class Engine : private MemoryFacts {
         }
     }
     if (commands.empty()) return;
-    const bool marked = std::any_of(commands.begin(), commands.end(),
-                                    [this](const Command& c) { return worker_.served_by_threads(lane_of(c.op)); });
-    const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked);
+    // The threads of a pool wait for marks, the worker for events: each is made only for those that wait.
+    bool marked = false, evented = false;
+    for (const Command& c : commands) (worker_.served_by_threads(lane_of(c.op)) ? marked : evented) = true;
+    const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked, evented);
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
-    if (!discard_users_.empty()) discards_after = work_before(discard_users_, after, marked);
+    if (!discard_users_.empty()) discards_after = work_before(discard_users_, after, marked, evented);
     for (size_t i = 0; i < commands.size(); ++i) {
       Command& c = commands[i];
       c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
@@ -303,11 +304,11 @@ class Engine : private MemoryFacts {
     worker_.submit(std::move(commands));
   }
 
-  // The work queued now on each of `streams`, beside the events and marks of `also`; `marked`: also as
-  // marks (for the threads of a pool). Fails closed: the work of a stream no event or mark can be
-  // recorded on is waited for by the CPU now.
-  std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams,
-                                           const std::shared_ptr<const After>& also = nullptr, bool marked = false) {
+  // The work queued now on each of `streams`, beside the events and marks of `also`: as marks where
+  // `marked` (for the threads of a pool), as events where `evented` (for the worker). Fails closed: the
+  // work of a stream no mark or event can be recorded on is waited for by the CPU now.
+  std::shared_ptr<const After> work_before(const std::vector<CUstream>& streams, const std::shared_ptr<const After>& also,
+                                           bool marked, bool evented) {
     auto after = std::make_shared<After>();
     if (also) {
       after->events = also->events;
@@ -322,6 +323,7 @@ class Engine : private MemoryFacts {
         }
         after->marks.push_back(mark);
       }
+      if (!evented) continue;
       std::shared_ptr<CUevent_st> event;
       if (!counters_.driver_ok(events_->take(event), "cuEventCreate")) {
         counters_.driver_ok(cuStreamSynchronize(s), "wait for the work before the decision");
