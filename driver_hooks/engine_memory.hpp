@@ -22,21 +22,24 @@ struct DiscardEvent {
 };
 
 // An allocation's stream waits for a discard of its memory (MemoryMap's wait); if the stream cannot be
-// made to wait, the CPU waits for the discard before the memory is handed out. The discard threads
-// never take the memory map's lock, which the caller holds.
-inline void stream_waits(cudaStream_t stream, const DiscardEvent& done) {
+// made to wait, the CPU waits for the discard before the memory is handed out. A discard of the
+// threads that has returned is not waited for. The discard threads never take the memory map's lock,
+// which the caller holds. Says whether anything was waited for.
+inline bool stream_waits(cudaStream_t stream, const DiscardEvent& done) {
   if (done.words) {
+    if (done.words->load(done.lane) >= done.seq) return false;
     if (DEEPUM_GUARDED(cuStreamWaitValue64(reinterpret_cast<CUstream>(stream), done.words->device(done.lane), done.seq,
                                            CU_STREAM_WAIT_VALUE_GEQ),
                        CUDA_ERROR_UNKNOWN) != CUDA_SUCCESS)
       done.words->wait_for(done.lane, done.seq);
-    return;
+    return true;
   }
   const auto event = reinterpret_cast<cudaEvent_t>(done.event.get());
   if (DEEPUM_GUARDED(cudaStreamWaitEvent(stream, event, 0), cudaErrorUnknown) != cudaSuccess) {
     cudaGetLastError();
     cudaEventSynchronize(event);
   }
+  return true;
 }
 
 // The memory map of the engine and its worker: CUDA streams and discard events.

@@ -55,11 +55,12 @@ inline std::vector<std::pair<uint64_t, uint64_t>> joined_parts(
 }
 
 // Stream: where the caching allocator hands memory out; Event: the completion of an issued discard.
-// `wait` makes a stream wait for an event (without blocking the calling thread).
+// `wait` makes a stream wait for an event (without blocking the calling thread) and says whether the
+// stream had to wait: false when the discard has already completed.
 template <typename Stream, typename Event>
 class MemoryMap {
  public:
-  using Wait = std::function<void(Stream, const Event&)>;
+  using Wait = std::function<bool(Stream, const Event&)>;
 
   explicit MemoryMap(Wait wait) : wait_(std::move(wait)) {}
 
@@ -334,8 +335,7 @@ class MemoryMap {
       }
       Discard& d = it->second;
       if (d.issued) {
-        wait_(stream, *d.issued);
-        allocation_waits_ += 1;
+        if (wait_(stream, *d.issued)) allocation_waits_ += 1;
         d.issued.reset();  // later allocations in the block come on the same stream: ordered after this one
       }
       if (d.queued) discards_cancelled_ += 1;

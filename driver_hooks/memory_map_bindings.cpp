@@ -19,7 +19,11 @@ namespace {
 
 class MemoryMapUnderTest {
  public:
-  MemoryMapUnderTest() : map_([this](int64_t stream, const int64_t& event) { waits_.emplace_back(stream, event); }) {}
+  MemoryMapUnderTest()
+      : map_([this](int64_t stream, const int64_t& event) {
+          waits_.emplace_back(stream, event);
+          return true;
+        }) {}
 
   bool on_alloc(uint64_t addr, uint64_t size, int64_t stream) { return map_.on_alloc(addr, size, stream); }
   bool on_free_completed(uint64_t addr) { return map_.on_free_completed(addr); }

@@ -77,8 +77,9 @@ struct Runtime {
   Timeline timeline;   // the step timeline, while a caller captures one (deepum/runtime/timeline.py)
   // The allocator hook stays attached: it outlives engines.
   EngineMemory memory{[this](cudaStream_t stream, const DiscardEvent& done) {
-    stream_waits(stream, done);
+    if (!stream_waits(stream, done)) return false;
     timeline.discard_wait(reinterpret_cast<CUstream>(stream));
+    return true;
   }};
   LaunchHookState launch_hook;
   std::atomic<int> device{-1};                  // the session's device: other devices' segments are ignored

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# call A: the engine that records an event for the work before a decision only where the worker
-# serves one of its commands (this tree) against the engine before (ff2de46's driver_hooks/engine.hpp,
-# carried packed as out/old_engine.tgz and built over a copy of the tree). First the tests this call
-# can afford: the bench's --device-moments test that needs torch, the two torch.compile safety tests
-# and the launcher's; then the 24-layer GPT-2 in bf16 with fused AdamW at half its footprint in
-# lockstep against the in-memory step, the two engines taking turns two pairs at a time.
+# call A: the engine that makes fewer driver calls on the launching threads (this tree: the work before
+# a decision recorded as an event only where the worker serves one of its commands; an allocation not
+# made to wait for a discard that has returned) against the engine before (ff2de46's driver_hooks/
+# files that differ, carried packed as out/old_engine.tgz and built over a copy of the tree). First the
+# tests this call can afford: the bench's --device-moments test that needs torch, the two
+# torch.compile safety tests and the launcher's; then the 24-layer GPT-2 in bf16 with fused AdamW at
+# half its footprint in lockstep against the in-memory step, the two engines taking turns two pairs
+# at a time.
 source bench/device_setup.sh
 nvidia-smi --query-gpu=index,name,memory.free,driver_version --format=csv > $R/gpu.txt
 PYTHONPATH=. timeout 60 python3 -m pytest -q -p no:cacheprovider -rs tests/test_bench_cpu.py -k device_moments \
@@ -28,7 +30,7 @@ check() {  # $1 tree, $2 folder under $R, $3 pairs in all
 }
 for pairs in $(seq 2 2 ${1:-4}); do
   [ $(( $(date +%s) - T0 )) -gt 440 ] && { echo "stopped before $pairs pairs: time"; break; }
-  check . marks_without_events $pairs
+  check . fewer_driver_calls $pairs
   check $OLD engine_before $pairs
   tar -czf $OUT/records.tgz -C $OUT records
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# call B: the GPU safety tests on this tree, whose engine records events only for the worker (side
+# call B: the GPU safety tests on this tree, whose engine makes fewer driver calls (call A; side
 # streams, CUDA graphs, move threads, injected failures, record_stream, exits, device-side asserts,
 # the profiler, module unloads, re-enabling, dropped pools), all but the two torch.compile tests,
 # which call A runs.
