@@ -27,7 +27,7 @@ struct Event {
 // `questions_per_s` is its rate.
 double ns_per_event(const std::vector<Event>& events, bool awake, int repeats, size_t& counted, bool asking = false,
                     double* questions_per_s = nullptr) {
-  deepum::MemoryMap<int, int> map([](int, const int&) {});
+  deepum::MemoryMap<int, int> map([](int, const int&) { return true; });
   map.set_awake(awake);
   for (const Event& e : events)
     if (e.action == int64_t(deepum::MemAction::kSegmentAlloc)) map.on_segment_alloc(e.address, e.bytes);
