@@ -1,11 +1,13 @@
 // Python binding of the memory map (memory_map.hpp) for tests: streams and discard events are
-// integers, and a stream's wait for an event is recorded as a (stream, event) pair (take_waits).
+// integers, and a stream's wait for an event is recorded as a (stream, event) pair (take_waits); an
+// event marked completed (a discard that has returned) is not waited for.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -21,6 +23,7 @@ class MemoryMapUnderTest {
  public:
   MemoryMapUnderTest()
       : map_([this](int64_t stream, const int64_t& event) {
+          if (completed_.count(event)) return false;
           waits_.emplace_back(stream, event);
           return true;
         }) {}
@@ -99,6 +102,10 @@ class MemoryMapUnderTest {
     return map_.contiguous_ranges(blocks);
   }
   std::vector<std::pair<int64_t, int64_t>> take_waits() { return std::exchange(waits_, {}); }
+  void complete(int64_t event) {
+    std::lock_guard<std::mutex> lock(map_.mutex());
+    completed_.insert(event);
+  }
   uint64_t discards_cancelled() const {
     std::lock_guard<std::mutex> lock(map_.mutex());
     return map_.discards_cancelled();
@@ -114,6 +121,7 @@ class MemoryMapUnderTest {
 
  private:
   std::vector<std::pair<int64_t, int64_t>> waits_;  // (stream, event) in the order the waits were asked
+  std::set<int64_t> completed_;                     // events of discards that have returned
   MemoryMap<int64_t, int64_t> map_;
 };
 
@@ -169,6 +177,8 @@ void bind_memory_map(py::module_& m) {
       .def("contiguous_ranges", &MemoryMapUnderTest::contiguous_ranges, py::arg("blocks"))
       .def("take_waits", &MemoryMapUnderTest::take_waits,
            "The (stream, event) waits asked for since the last call, in order.")
+      .def("complete", &MemoryMapUnderTest::complete, py::arg("event"),
+           "The discard of `event` has returned: an allocation in its block no longer waits for it.")
       .def_property_readonly("discards_cancelled", &MemoryMapUnderTest::discards_cancelled)
       .def_property_readonly("allocation_waits", &MemoryMapUnderTest::allocation_waits)
       .def_property_readonly("allocation_holds", &MemoryMapUnderTest::allocation_holds);

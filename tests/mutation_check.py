@@ -183,6 +183,9 @@ MUTATIONS = {
         "driver_hooks/memory_map.hpp", "    if (valid) d.issuing += 1;", ""),
     "parts-joined-across-segments": (
         "driver_hooks/memory_map.hpp", "== start && segment == part_segment) {", "== start) {"),
+    "returned-discard-counted-as-a-wait": (
+        "driver_hooks/memory_map.hpp", "        if (wait_(stream, *d.issued)) allocation_waits_ += 1;",
+        "        wait_(stream, *d.issued);\n        allocation_waits_ += 1;"),
     "handed-discard-not-waited-for": (
         "driver_hooks/memory_map.hpp", "    discard_finished(b, &done);\n    return true;",
         "    discard_finished(b, nullptr);\n    return true;"),

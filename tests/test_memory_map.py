@@ -57,6 +57,7 @@ class Model:
         self.allocations = 0
         self.last_allocation_in: dict[int, int] = {}  # block -> number of the latest allocation touching it
         self.issued: dict[int, int] = {}            # block -> event of its latest issued discard nobody waited on
+        self.completed: set[int] = set()            # events of discards that have returned
         self.cancelled = 0
         self.waits = 0
         self.released: list[int] = []               # portable numbers of released blocks
@@ -182,7 +183,9 @@ class MemoryMapMachine(RuleBasedStateMachine):
         expected_waits = []
         for b in blocks_of(addr, size):
             if b in model.issued:
-                expected_waits.append((stream, model.issued.pop(b)))
+                event = model.issued.pop(b)  # waited for, or returned: later allocations need no wait
+                if event not in model.completed:
+                    expected_waits.append((stream, event))
             if any(c.block == b for c in self.held):
                 model.cancelled += 1
             model.last_allocation_in[b] = model.allocations
@@ -259,6 +262,15 @@ class MemoryMapMachine(RuleBasedStateMachine):
             self.model.issued[b] = event
         self.taken.clear()
         self.batch_open = False
+
+    @precondition(lambda self: set(self.model.issued.values()) - self.model.completed)
+    @rule(data=st.data())
+    def discard_returned(self, data):
+        """A discard returns: an allocation in its block from then on makes no wait."""
+        event = data.draw(st.sampled_from(sorted(set(self.model.issued.values()) - self.model.completed)), label="event")
+        note(f"discard of event {event} returned")
+        self.map.complete(event)
+        self.model.completed.add(event)
 
     @precondition(lambda self: self.batch_open)
     @rule()
