@@ -507,7 +507,7 @@ def save_timeline(timeline, output: Path, step: int, step_s: float) -> dict:
             "d2h_runs": timeline.transfer_runs(D2H), "spans": spans.name, "plot": plot.name}
 
 
-def device_moment_capacity(args, runtime_mode: str) -> int:
+def reserve_device_moments(args, runtime_mode: str) -> int:
     """Bytes --device-moments puts in plain GPU memory (workloads.device_moment_reserve), taken out of
     --capacity so that the unified-memory modes use no more GPU memory in all; 0 without it."""
     if not workloads.device_moments(args):
@@ -525,7 +525,7 @@ def device_moment_capacity(args, runtime_mode: str) -> int:
 def main(argv=None) -> int:
     args = parse_args(argv)
     runtime_mode = BY_NAME[args.mode].runtime
-    device_moment_reserve = device_moment_capacity(args, runtime_mode)
+    device_moment_reserve = reserve_device_moments(args, runtime_mode)
     with deepum.enable(runtime_mode, capacity=args.capacity, config=args.deepum_config, record=args.record,
                        warm_start=args.warm_start):
         import torch

@@ -210,10 +210,7 @@ def device_moment_reserve(torch, args) -> int:
     fraction = device_moments(args)
     if not fraction:
         return 0
-    family, values = sizes(args)
-    with torch.device("meta"):
-        model = _BUILDERS[family](torch, values, 0).model
-    return device_moment_bytes(device_moment_parameters(model, fraction))
+    return device_moment_bytes(device_moment_parameters(build(torch, args, device="meta").model, fraction))
 
 
 def _fused_adamw_moments_on_device(fraction: float):

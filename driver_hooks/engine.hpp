@@ -291,7 +291,12 @@ class Engine : private MemoryFacts {
     if (commands.empty()) return;
     // The threads of a pool wait for marks, the worker for events: each is made only for those that wait.
     bool marked = false, evented = false;
-    for (const Command& c : commands) (worker_.served_by_threads(lane_of(c.op)) ? marked : evented) = true;
+    for (const Command& c : commands) {
+      if (worker_.served_by_threads(lane_of(c.op)))
+        marked = true;
+      else
+        evented = true;
+    }
     const std::shared_ptr<const After> after = work_before({stream}, nullptr, marked, evented);
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());

@@ -682,14 +682,14 @@ def test_train_takes_the_device_moments_out_of_the_unified_memory_budget():
     sizes = TINY["gpt2"]
     args = parse_train("--mode", "deepum", *sizes, "--precision", "bf16", "--device-moments", "1",
                        "--capacity", "1GiB")
-    reserve = bench_train.device_moment_capacity(args, "deepum")
+    reserve = bench_train.reserve_device_moments(args, "deepum")
     assert 0 < reserve < 1 << 30 and args.capacity == (1 << 30) - reserve
     none = parse_train(*sizes, "--precision", "bf16", "--device-moments", "1")
-    assert bench_train.device_moment_capacity(none, "none") == reserve and none.capacity is None
-    assert bench_train.device_moment_capacity(parse_train(*sizes, "--precision", "bf16"), "none") == 0
+    assert bench_train.reserve_device_moments(none, "none") == reserve and none.capacity is None
+    assert bench_train.reserve_device_moments(parse_train(*sizes, "--precision", "bf16"), "none") == 0
     small = parse_train("--mode", "deepum", *sizes, "--precision", "bf16", "--device-moments", "1", "--capacity", "1MiB")
     with pytest.raises(SystemExit, match="--device-moments takes"):
-        bench_train.device_moment_capacity(small, "deepum")
+        bench_train.reserve_device_moments(small, "deepum")
 
 
 @pytest.mark.parametrize("name", ["gpt2", "moe", "bert-large"])
