@@ -7,6 +7,7 @@
 
 #include "options_binding.hpp"
 #include "predictor.hpp"
+#include "state_binding.hpp"
 
 namespace py = pybind11;
 using deepum::PredictedKernel;
@@ -107,6 +108,11 @@ void bind_correlation(py::module_& m) {
       .def_property_readonly("kernel_misses", &Predictor::kernel_misses,
                              "Launches that did not match window[1] of the previous launch although it existed.")
       .def("table_bytes", &Predictor::table_bytes, "Bytes the correlation tables hold now.")
+      .def("saved_tables", [](Predictor& p) {
+        deepum::StateWriter w;
+        p.tables().save(w);
+        return deepum::state_bytes(w.take());
+      }, "The tables' learned state, as a warm start saves it (bytes, state_io.hpp's layout).")
       .def("predict_blocks", [](Predictor& p, const py::int_& exec_id) {
         return to_tuple(p.predict_blocks(exec_id_arg(exec_id)));
       }, py::arg("exec_id"), "UM blocks predicted now for one launch of `exec_id`, in chain-walk order (tuple).");

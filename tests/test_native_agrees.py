@@ -11,6 +11,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from deepum.config import DeepUMConfig
 from deepum.specs.predictor import PredictedKernel, Predictor, WindowChange, make_predictor
+from deepum.specs.warm_state import StateWriter
 
 native = pytest.importorskip(
     "deepum._native", reason="deepum._native is not built: run `pip install -e .` (or `python setup.py build_ext --inplace`)")
@@ -132,6 +133,14 @@ class NativePredictorAgrees(RuleBasedStateMachine):
         assert self.native.window == self.spec.window
         assert (self.native.kernel_hits, self.native.kernel_misses) == (self.spec.kernel_hits, self.spec.kernel_misses)
         assert self.native.table_bytes() == self.spec.table_bytes()
+
+    @invariant()
+    def the_learned_tables_save_alike(self):
+        """Everything learned, the order of every set's ways included (which decides the next way
+        replaced), as a warm start saves it; also mid-launch, where lessons may be held back."""
+        writer = StateWriter()
+        self.spec.tables.save(writer)
+        assert self.native.saved_tables() == writer.bytes()
 
     @invariant()
     def every_exec_id_is_predicted_alike(self):
