@@ -65,6 +65,8 @@ struct ExecState {
   uint64_t chain_version = UINT64_MAX;  // blocks.version() when `chain` was walked
   ExecState* older = nullptr;           // launch order
   ExecState* newer = nullptr;
+  std::vector<int64_t> lessons;  // the blocks its last launch taught, in order (not counted in table bytes)
+  bool settled = false;  // learning `lessons` changed no successor: learning them again changes nothing
 };
 
 // The exec-ID table and one UM-block table per tracked exec ID, learning from launches and faults.
@@ -81,6 +83,7 @@ class CorrelationTables {
   // A kernel launched: ends learning of the previous one and records the transition.
   void on_kernel(uint64_t exec_id) {
     if (ExecState* previous = running_) {
+      end_lessons(*previous);
       const size_t before = previous->entry_bytes() + previous->blocks.bytes();
       if (last_fault_ != kNoBlock) previous->blocks.set_end(last_fault_);
       learn_record(*previous, exec_id);
@@ -90,16 +93,38 @@ class CorrelationTables {
     std::copy(history_.begin() + 1, history_.end(), history_.begin());
     history_.back() = exec_id;
     last_fault_ = kNoBlock;
+    taught_.clear();
+    matched_ = 0;
+    matching_ = running_->settled;
+    version_at_start_ = running_->blocks.version();
   }
 
   // The running kernel faulted on `block` (a repeat of its previous fault is ignored).
   void on_fault(int64_t block) {
     if (!running_ || block == last_fault_) return;
-    BlockTable& table = running_->blocks;
-    const size_t before = table.bytes();
-    learn_fault(table, last_fault_, block);
-    bytes_ += table.bytes() - before;
+    if (matching_) {
+      const std::vector<int64_t>& lessons = running_->lessons;
+      if (matched_ < lessons.size() && lessons[matched_] == block) {
+        ++matched_;
+        last_fault_ = block;
+        return;
+      }
+      catch_up();
+    }
+    learn(running_->blocks, last_fault_, block);
+    taught_.push_back(block);
     last_fault_ = block;
+  }
+
+  // The running launch's lessons held back so far are learned now: the tables become exactly what
+  // learning each as it came would have made them. Before the tables are saved, and where the launch
+  // departs from its exec ID's settled lessons.
+  void catch_up() {
+    if (!matching_) return;
+    matching_ = false;
+    const std::vector<int64_t>& lessons = running_->lessons;
+    taught_.assign(lessons.begin(), lessons.begin() + matched_);
+    for (size_t i = 0; i < matched_; ++i) learn(running_->blocks, i ? lessons[i - 1] : kNoBlock, lessons[i]);
   }
 
   // The UM blocks one earlier launch of `exec_id` faulted on, in fault order, learned after the fact
@@ -109,6 +134,8 @@ class CorrelationTables {
   void learn_faults(uint64_t exec_id, const int64_t* blocks, size_t count) {
     const auto it = states_.find(exec_id);
     if (it == states_.end() || count == 0) return;
+    catch_up();
+    it->second.settled = false;  // its ways' order may change without a new version
     BlockTable& table = it->second.blocks;
     const size_t before = table.bytes();
     int64_t last = kNoBlock;
@@ -211,6 +238,21 @@ class CorrelationTables {
       table.learn_successor(previous, block);
   }
 
+  void learn(BlockTable& table, int64_t previous, int64_t block) {
+    const size_t before = table.bytes();
+    learn_fault(table, previous, block);
+    bytes_ += table.bytes() - before;
+  }
+
+  // The running launch ended: what it taught is learned (all of it, unless it repeated its exec ID's
+  // settled lessons whole) and becomes its exec ID's lessons, settled if learning them changed nothing.
+  void end_lessons(ExecState& state) {
+    if (matching_ && matched_ == state.lessons.size()) return;
+    catch_up();
+    state.settled = state.blocks.version() == version_at_start_;
+    state.lessons.swap(taught_);
+  }
+
   const ExecState* find(uint64_t exec_id) const {
     const auto it = states_.find(exec_id);
     return it == states_.end() ? nullptr : &it->second;
@@ -255,6 +297,15 @@ class CorrelationTables {
   ExecState* running_ = nullptr;                    // the running kernel's (none before the first launch)
   Context history_;
   int64_t last_fault_ = kNoBlock;  // of the running kernel
+  // The running launch's lessons. While its blocks repeat, in order, its exec ID's settled lessons they
+  // are held back (matching_; matched_ of them so far): learning them would change no successor, and
+  // the order of the ways they would leave is the one they left last time (moving the same ways to the
+  // front in the same order again). Where the launch departs from them or ends short of them, or the
+  // tables are saved, the held part is learned (catch_up).
+  bool matching_ = false;
+  size_t matched_ = 0;
+  std::vector<int64_t> taught_;     // the running launch's lessons so far, where not held back
+  uint64_t version_at_start_ = 0;  // the running exec ID's blocks.version() at its launch
   size_t bytes_ = 0;
   BlockSet seen_;
 };

@@ -110,6 +110,7 @@ void bind_correlation(py::module_& m) {
       .def("table_bytes", &Predictor::table_bytes, "Bytes the correlation tables hold now.")
       .def("saved_tables", [](Predictor& p) {
         deepum::StateWriter w;
+        p.tables().catch_up();
         p.tables().save(w);
         return deepum::state_bytes(w.take());
       }, "The tables' learned state, as a warm start saves it (bytes, state_io.hpp's layout).")

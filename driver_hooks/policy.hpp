@@ -267,6 +267,7 @@ class Policy {
     StateWriter w;
     w.word(kStateVersion);
     for (uint64_t word : settings()) w.word(word);
+    correlation_->tables().catch_up();  // the running launch's held-back lessons are part of what was learned
     correlation_->tables().save(w);
     if (next_use_) next_use_->rule().save(w, [this](int64_t b) { return number(Block(b)); });
     if (schedule_) schedule_->save(w);

@@ -24,10 +24,18 @@ TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
          "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py",
          "tests/test_runtime_cpu.py", "tests/test_warm_start_gpu_cpu.py", "tests/test_first_step_floor_cpu.py",
-         "tests/test_hand_over.py"]
+         "tests/test_hand_over.py", "tests/test_native_agrees.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
+    "held-lessons-ending-short-kept-whole": (
+        "driver_hooks/correlation.hpp", "if (matching_ && matched_ == state.lessons.size()) return;",
+        "if (matching_) return;"),
+    "held-lessons-not-caught-up": (
+        "driver_hooks/correlation.hpp",
+        "for (size_t i = 0; i < matched_; ++i) learn(running_->blocks, i ? lessons[i - 1] : kNoBlock, lessons[i]);", ""),
+    "late-lessons-keep-an-exec-id-settled": (
+        "driver_hooks/correlation.hpp", "it->second.settled = false;", ""),
     "allocation-span-ends-at-the-last-start": (
         "driver_hooks/memory_map.hpp", "p >= last + size) return {0, 0};", "p > last) return {0, 0};"),
     "allocation-span-skips-the-first-start": (

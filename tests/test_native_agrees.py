@@ -163,6 +163,42 @@ def test_agrees_with_default_config_on_a_long_periodic_trace():
     assert python.kernel_hits == 3 * 60 - 1 and python.kernel_misses == 0
 
 
+# One set of three ways, so that the order of the ways (which decides the next one replaced) shows in
+# the saved tables. Exec ID 1's lessons [1, 2, 3, 4] settle at its second launch (learning them again
+# changes nothing), so its third is held back; 9 is another kernel, without faults.
+SETTLED = [("kernel", 1), ("fault", 1), ("fault", 2), ("fault", 3), ("fault", 4), ("kernel", 9)] * 3
+HELD_BACK_CASES = {
+    "a launch that ends short of its settled lessons learns the part it taught":
+        [("kernel", 1), ("fault", 1), ("fault", 2), ("kernel", 9)],
+    "a launch that departs from them learns what it held back first":
+        [("kernel", 1), ("fault", 1), ("fault", 2), ("fault", 9), ("kernel", 9)],
+    "faults learned late unsettle an exec ID's lessons":
+        [("learn", (1, [1, 2])), ("kernel", 1)] + [("fault", b) for b in (1, 2, 3, 4)] + [("kernel", 9)],
+    "faults learned late during a launch are learned after what it held back":
+        [("kernel", 1), ("fault", 1), ("fault", 2), ("learn", (1, [1, 2])), ("fault", 3), ("fault", 4),
+         ("kernel", 9)] + [("kernel", 1)] + [("fault", b) for b in (1, 2, 3, 4)] + [("kernel", 9)],
+}
+
+
+@pytest.mark.parametrize("case", HELD_BACK_CASES)
+def test_held_back_lessons_leave_the_tables_as_learning_each_would(case):
+    config = DeepUMConfig(lookahead=2, block_rows=1, block_ways=3, block_successors=2)
+    python, fast = Predictor(config), make_predictor(config)
+    for kind, value in SETTLED + HELD_BACK_CASES[case]:
+        if kind == "kernel":
+            python.on_kernel(value)
+            fast.on_kernel(value)
+        elif kind == "fault":
+            python.on_fault(value)
+            fast.on_fault(value)
+        else:
+            python.learn_faults(*value)
+            fast.learn_faults(*value)
+    writer = StateWriter()
+    python.tables.save(writer)
+    assert fast.saved_tables() == writer.bytes()
+
+
 def test_entries_compare_equal_across_implementations():
     fast = native.Predictor(DeepUMConfig(lookahead=2).to_dict())
     change = fast.on_kernel(3)
