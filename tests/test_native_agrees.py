@@ -23,6 +23,14 @@ def assert_same_state(python, fast):
     assert fast.table_bytes() == python.table_bytes()
 
 
+def assert_same_tables(python, fast):
+    """Everything learned, the order of every set's ways included (which decides the next way
+    replaced), as a warm start saves it."""
+    writer = StateWriter()
+    python.tables.save(writer)
+    assert fast.saved_tables() == writer.bytes()
+
+
 def replay_both(config, events, probe_exec_ids=()):
     python, fast = Predictor(config), make_predictor(config)
     for kind, value in events:
@@ -37,7 +45,7 @@ def replay_both(config, events, probe_exec_ids=()):
         assert_same_state(python, fast)
     for exec_id in probe_exec_ids:
         assert fast.predict_blocks(exec_id) == python.predict_blocks(exec_id)
-    return python
+    return python, fast
 
 
 # Small tables, so that sets conflict, records and successors overflow and exec IDs are dropped; and
@@ -136,11 +144,8 @@ class NativePredictorAgrees(RuleBasedStateMachine):
 
     @invariant()
     def the_learned_tables_save_alike(self):
-        """Everything learned, the order of every set's ways included (which decides the next way
-        replaced), as a warm start saves it; also mid-launch, where lessons may be held back."""
-        writer = StateWriter()
-        self.spec.tables.save(writer)
-        assert self.native.saved_tables() == writer.bytes()
+        """Also mid-launch, where lessons may be held back."""
+        assert_same_tables(self.spec, self.native)
 
     @invariant()
     def every_exec_id_is_predicted_alike(self):
@@ -159,7 +164,7 @@ def test_agrees_with_default_config_on_a_long_periodic_trace():
     kernels = [rng.randrange(2**64) for _ in range(60)]
     faults = {e: rng.sample(range(100_000), 50) for e in kernels}
     events = [ev for _ in range(4) for e in kernels for ev in [("kernel", e)] + [("fault", b) for b in faults[e]]]
-    python = replay_both(DeepUMConfig(), events, probe_exec_ids=kernels)
+    python, _ = replay_both(DeepUMConfig(), events, probe_exec_ids=kernels)
     assert python.kernel_hits == 3 * 60 - 1 and python.kernel_misses == 0
 
 
@@ -183,20 +188,7 @@ HELD_BACK_CASES = {
 @pytest.mark.parametrize("case", HELD_BACK_CASES)
 def test_held_back_lessons_leave_the_tables_as_learning_each_would(case):
     config = DeepUMConfig(lookahead=2, block_rows=1, block_ways=3, block_successors=2)
-    python, fast = Predictor(config), make_predictor(config)
-    for kind, value in SETTLED + HELD_BACK_CASES[case]:
-        if kind == "kernel":
-            python.on_kernel(value)
-            fast.on_kernel(value)
-        elif kind == "fault":
-            python.on_fault(value)
-            fast.on_fault(value)
-        else:
-            python.learn_faults(*value)
-            fast.learn_faults(*value)
-    writer = StateWriter()
-    python.tables.save(writer)
-    assert fast.saved_tables() == writer.bytes()
+    assert_same_tables(*replay_both(config, SETTLED + HELD_BACK_CASES[case]))
 
 
 def test_entries_compare_equal_across_implementations():
