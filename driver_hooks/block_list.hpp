@@ -19,6 +19,11 @@ class BlockIndex {
     if (added) numbers_.push_back(number);
     return it->second;
   }
+  // The dense index of `number`; kNone when it has none.
+  Block find(int64_t number) const {
+    const auto it = dense_.find(number);
+    return it == dense_.end() ? kNone : it->second;
+  }
   int64_t number(Block b) const { return numbers_[size_t(b)]; }
   size_t size() const { return numbers_.size(); }
 

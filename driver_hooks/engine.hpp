@@ -62,7 +62,7 @@ class Engine : private MemoryFacts {
     to_policy(numbers.data(), numbers.size(), true);
     uint64_t need[kLanes] = {};  // per lane: the latest command of one of the kernel's blocks
     for (Block b : blocks_) {
-      const Lanes& s = lanes_[policy_.number(b)];
+      const Lanes& s = lanes(b);
       need[s.last] = std::max(need[s.last], s.moved[s.last]);
     }
     const uint64_t translate_ns = clock.lap();
@@ -159,8 +159,15 @@ class Engine : private MemoryFacts {
  private:
   struct Lanes {                  // a block's commands
     Lane last = kToGpu;           // lane of its latest command
+    bool seen = false;            // launched or moved
     uint64_t moved[kLanes] = {};  // per lane: the number of its latest command there (0: none)
   };
+  Lanes& lanes(Block b) {
+    if (size_t(b) >= lanes_.size()) lanes_.resize(std::max(size_t(b) + 1, lanes_.size() * 2));
+    Lanes& s = lanes_[size_t(b)];
+    s.seen = true;
+    return s;
+  }
 
   // The policy's questions, answered by the memory map under its lock. A block whose segment is gone
   // is not dead: nothing is discarded on a guess.
@@ -207,7 +214,8 @@ class Engine : private MemoryFacts {
       released = memory_.take_released();
     }
     for (int64_t p : released)
-      if (lanes_.count(p)) policy_.release(policy_.block(p));
+      if (const Block b = policy_.known_block(p); b != kNone && size_t(b) < lanes_.size() && lanes_[size_t(b)].seen)
+        policy_.release(b);
   }
 
   // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
@@ -256,7 +264,7 @@ class Engine : private MemoryFacts {
       issued = true;
     }
     for (const Decision& d : plan.moves)
-      if (d.move == Move::kDemand) lanes_[policy_.number(d.block)].last = kToGpu;
+      if (d.move == Move::kDemand) lanes(d.block).last = kToGpu;
     return issued;
   }
 
@@ -278,14 +286,14 @@ class Engine : private MemoryFacts {
     for (const Decision& d : plan.moves)
       if (d.move == Move::kPrefetch || d.move == Move::kPopulate) order.push_back(d);
     std::vector<Command> commands;
-    std::vector<int64_t> portable;  // of each command's block
+    std::vector<Block> decided;  // each command's block
     {
       // A block whose segment has been freed since the decision has nothing left to move.
       std::lock_guard<std::mutex> lock(memory_.mutex());
       for (const Decision& d : order)
         if (const int64_t n = um_block(d.block); n >= 0) {
           commands.push_back(command(d, n));
-          portable.push_back(policy_.number(d.block));
+          decided.push_back(d.block);
         }
     }
     if (commands.empty()) return;
@@ -304,7 +312,7 @@ class Engine : private MemoryFacts {
     for (size_t i = 0; i < commands.size(); ++i) {
       Command& c = commands[i];
       c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
-      number(c, lanes_[portable[i]]);
+      number(c, lanes(decided[i]));
     }
     worker_.submit(std::move(commands));
   }
@@ -384,7 +392,7 @@ class Engine : private MemoryFacts {
   std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
   std::vector<uint8_t> fresh_;                  // of each: it received an allocation since the launch before
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
-  std::unordered_map<int64_t, Lanes> lanes_;    // by portable number: every block launched or moved
+  std::vector<Lanes> lanes_;                    // by dense block (grown as blocks come)
   uint64_t lane_seq_[kLanes] = {};              // commands numbered so far on each lane
   std::unordered_map<CUstream, std::array<uint64_t, kLanes>> stream_waited_;  // per stream and lane: waited up to
   const std::shared_ptr<EventPool> events_ = EventPool::make();  // the events work_before records

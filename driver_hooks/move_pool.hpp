@@ -100,7 +100,12 @@ class MovePool {
       queue_.insert(queue_.end(), commands.begin(), commands.end());
     }
     published_.store(commands.back().seq, std::memory_order_release);
-    wake_.notify_all();
+    // A thread takes one run of commands at a time: one command wakes one thread; more wake all in
+    // one system call.
+    if (commands.size() == 1)
+      wake_.notify_one();
+    else
+      wake_.notify_all();
   }
   // Waits until every command handed over is done.
   void drain() {

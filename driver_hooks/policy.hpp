@@ -147,6 +147,8 @@ class Policy {
     return b;
   }
   int64_t number(Block b) const { return index_.number(b); }
+  // The dense block of `number` where it has one, else kNone (none is made).
+  Block known_block(int64_t number) const { return index_.find(number); }
 
   // A kernel with `exec_id` launches and uses `blocks` (dense, each once); `indexed`: it reaches them
   // through an index (indexed_kernels.hpp); `fill`: it fills a tensor with one value (fill_kernels.hpp);

@@ -94,15 +94,17 @@ class Worker {
   // their threads (hand_over.hpp), the rest behind the worker's own.
   void submit(std::vector<Command>&& commands) {
     if (commands.empty()) return;
+    bool queued;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       const size_t now = taken_at_once(commands.size(), busy_ || !queue_.empty(),
                                        [&](size_t i) { return pools_[lane_of(commands[i].op)] != nullptr; });
+      queued = now < commands.size();
       queue_.insert(queue_.end(), commands.begin() + now, commands.end());
       commands.resize(now);
       hand_over(std::move(commands));
     }
-    wake_.notify_one();
+    if (queued) wake_.notify_one();  // a wake with nothing queued costs the launching thread a system call
   }
   // Waits until every submitted command has been issued and has completed on the GPU.
   void drain() {

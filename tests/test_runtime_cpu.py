@@ -253,7 +253,9 @@ class AllocatorAgreesWithItsModel(RuleBasedStateMachine):
     @precondition(lambda self: self.live)
     @rule(data=st.data())
     def free(self, data):
-        ptr = data.draw(st.sampled_from(sorted(self.live)))
+        # In the order of allocation: addresses differ from run to run, and a choice that followed them
+        # would make hypothesis's replays of an example diverge.
+        ptr = data.draw(st.sampled_from(list(self.live)))
         self.lib.free(ptr)
         del self.live[ptr]
 
