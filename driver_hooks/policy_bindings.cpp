@@ -116,6 +116,7 @@ class PolicyUnderTest {
   void release(int64_t number) { policy_.release(policy_.block(number)); }
   bool resident(int64_t number) { return policy_.resident(policy_.block(number)); }
   bool host_mapped(int64_t number) { return policy_.host_mapped(policy_.block(number)); }
+  int64_t known_block(int64_t number) const { return int64_t(policy_.known_block(number)); }
   py::bytes save_state() const { return state_bytes(policy_.save_state()); }
   void load_state(const py::bytes& data) { load_state_bytes(policy_, data); }
   const Policy& policy() const { return policy_; }
@@ -153,6 +154,8 @@ void bind_policy(py::module_& m) {
       .def("release", &PolicyUnderTest::release, py::arg("block"))
       .def("resident", &PolicyUnderTest::resident, py::arg("block"))
       .def("host_mapped", &PolicyUnderTest::host_mapped, py::arg("block"))
+      .def("known_block", &PolicyUnderTest::known_block, py::arg("block"),
+           "The policy's dense index of a UM block number, -1 where it has none (asking makes none).")
       .def("save_state", &PolicyUnderTest::save_state, "What the policy has learned (docs/warm-start.md), as bytes.")
       .def("load_state", &PolicyUnderTest::load_state, py::arg("data"),
            "Loads save_state()'s bytes before the first launch; ValueError (one line) for a bad state.")

@@ -34,6 +34,9 @@ MUTATIONS = {
     "held-lessons-not-caught-up": (
         "driver_hooks/correlation.hpp",
         "for (size_t i = 0; i < matched_; ++i) learn(running_->blocks, i ? lessons[i - 1] : kNoBlock, lessons[i]);", ""),
+    "known-block-numbers-the-block": (
+        "driver_hooks/block_list.hpp", "const auto it = dense_.find(number);\n    return it == dense_.end() ? kNone : it->second;",
+        "return const_cast<BlockIndex*>(this)->dense(number);"),
     "late-lessons-keep-an-exec-id-settled": (
         "driver_hooks/correlation.hpp", "it->second.settled = false;", ""),
     "allocation-span-ends-at-the-last-start": (

@@ -306,6 +306,15 @@ def test_a_released_block_comes_back_on_demand():
     assert pair.launch(2, [0])[1] == [("demand", 0)]
 
 
+def test_known_block_answers_without_numbering_a_block():
+    native = _native.Policy("deepum", 4, DeepUMConfig().to_dict())
+    native.on_launch(1, [5, 9])
+    assert [native.known_block(5), native.known_block(9)] == [0, 1]
+    assert native.known_block(7) == -1 and native.known_block(7) == -1
+    native.on_launch(2, [7])
+    assert native.known_block(7) == 2
+
+
 def test_unknown_modes_are_refused():
     with pytest.raises(ValueError):
         Policy("oracle", 2, DeepUMConfig(), lambda b: False)
