@@ -162,6 +162,7 @@ class Engine : private MemoryFacts {
     bool seen = false;            // launched or moved
     uint64_t moved[kLanes] = {};  // per lane: the number of its latest command there (0: none)
   };
+  bool launched_or_moved(Block b) const { return b != kNone && size_t(b) < lanes_.size() && lanes_[size_t(b)].seen; }
   Lanes& lanes(Block b) {
     if (size_t(b) >= lanes_.size()) lanes_.resize(std::max(size_t(b) + 1, lanes_.size() * 2));
     Lanes& s = lanes_[size_t(b)];
@@ -214,8 +215,7 @@ class Engine : private MemoryFacts {
       released = memory_.take_released();
     }
     for (int64_t p : released)
-      if (const Block b = policy_.known_block(p); b != kNone && size_t(b) < lanes_.size() && lanes_[size_t(b)].seen)
-        policy_.release(b);
+      if (const Block b = policy_.known_block(p); launched_or_moved(b)) policy_.release(b);
   }
 
   // Makes the launching stream wait (on the GPU, not the CPU) until, on each lane, command need[lane]
