@@ -32,7 +32,7 @@ sys.path.insert(0, str(HERE))
 
 from deepum.offline.calibration import Calibration  # noqa: E402
 from deepum.offline.simulator import POLICIES, simulate  # noqa: E402
-from deepum.runtime.timeline import KERNEL, StepTimeline  # noqa: E402
+from deepum.runtime.timeline import CALL, CALL_OPS, D2H, H2D, KERNEL, StepTimeline, covered, merged  # noqa: E402
 
 import replay_arguments  # noqa: E402
 
@@ -107,9 +107,30 @@ def iteration_phases(trace, timeline: dict, iteration: int, parts: int, optimize
             "parts": [phase(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]}
 
 
+def moved_within(step: StepTimeline, lo: int, hi: int) -> dict:
+    """What moved in [lo, hi) (ns): per direction the bytes of the migrations that started there and
+    the seconds the link carried one there, and the worker's calls that started there by move,
+    {move: [calls, bytes]}."""
+    window = np.array([[lo, hi]], dtype=np.int64)
+    out = {}
+    for kind, name in ((H2D, "h2d"), (D2H, "d2h")):
+        chosen = step.kind == kind
+        starts, ends = step.start[chosen].astype(np.int64), step.end[chosen].astype(np.int64)
+        within = (starts >= lo) & (starts < hi)
+        out[f"{name}_bytes"] = int(step.value[chosen][within].sum())
+        out[f"{name}_busy_s"] = covered(merged(starts, ends), window) / 1e9
+    chosen = step.kind == CALL
+    starts = step.start[chosen].astype(np.int64)
+    within = (starts >= lo) & (starts < hi)
+    ops, sizes = step.detail[chosen][within], step.value[chosen][within]
+    out["calls"] = {CALL_OPS[op]: [int((ops == op).sum()), int(sizes[ops == op].sum())] for op in sorted(set(ops.tolist()))}
+    return out
+
+
 def gpu_phases(step: StepTimeline, parts: int, optimizer_kernels: int) -> dict:
     """A GPU step timeline cut as iteration_phases cuts a replay: each phase's span and the GPU's idle
-    time before its kernels (after every kernel before them ended), seconds."""
+    time before its kernels (after every kernel before them ended), seconds, and what moved from its
+    first kernel's start to the next phase's (moved_within)."""
     start, end = (a.astype(np.int64) for a in step.spans(KERNEL))
     ended = np.concatenate([[start[0]], np.maximum.accumulate(end)[:-1]])
     idle = np.maximum(0, start - ended)
@@ -118,7 +139,9 @@ def gpu_phases(step: StepTimeline, parts: int, optimizer_kernels: int) -> dict:
     def phase(a: int, b: int) -> dict:
         if a >= b:
             return {"kernels": 0, "time_s": 0.0, "idle_s": 0.0}
-        return {"kernels": b - a, "time_s": float(end[a:b].max() - start[a]) / 1e9, "idle_s": float(idle[a:b].sum()) / 1e9}
+        until = int(start[b]) if b < len(start) else int(end.max())
+        return {"kernels": b - a, "time_s": float(end[a:b].max() - start[a]) / 1e9, "idle_s": float(idle[a:b].sum()) / 1e9,
+                **moved_within(step, int(start[a]), until)}
 
     cuts = np.linspace(0, optimizer, parts + 1).astype(int)
     return {"time_s": float(end.max() - start[0]) / 1e9, "passes": phase(0, optimizer),
@@ -143,8 +166,12 @@ def main(argv=None) -> int:
               "gpu_step": gpu_phases(args.gpu_step, args.parts, args.gpu_optimizer_kernels) if args.gpu_step else None}
     if args.gpu_step:
         gpu = record["gpu_step"]
+        optimizer = gpu["optimizer"]
         print(f"GPU step: {gpu['time_s']:.4f} s; passes {gpu['passes']['time_s']:.4f} s (idle "
-              f"{gpu['passes']['idle_s']:.4f}); optimizer {gpu['optimizer']['time_s']:.4f} s", flush=True)
+              f"{gpu['passes']['idle_s']:.4f}); optimizer {optimizer['time_s']:.4f} s, meanwhile "
+              f"{optimizer.get('h2d_bytes', 0) / 1e6:.1f} MB in and {optimizer.get('d2h_bytes', 0) / 1e6:.1f} MB out "
+              f"migrated (the link busy {optimizer.get('h2d_busy_s', 0):.4f} s in, {optimizer.get('d2h_busy_s', 0):.4f} s out), "
+              f"the worker's calls {optimizer.get('calls', {})}", flush=True)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(record, indent=1))
     return 0

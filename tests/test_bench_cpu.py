@@ -2,6 +2,7 @@
 the report from synthetic records, the sweep's orchestration with a stand-in for bench/train.py,
 argument errors, and (with torch) every workload training a step at tiny sizes."""
 import functools
+import types
 import json
 import math
 import sys
@@ -1242,6 +1243,60 @@ def test_link_traffic_probe_refuses_bad_arguments(argv, message, refusal_on_trac
     assert message in refusal_on_trace(probe, argv)
 
 
+# --- bench/optimizer_inputs.py -----------------------------------------------------------------------------
+
+def test_optimizer_inputs_next_use_is_the_first_later_launch():
+    np = pytest.importorskip("numpy")
+    (inputs,) = load("optimizer_inputs")
+    # launches 0..3 use blocks {5}, {5, 7}, {}, {7}
+    trace = types.SimpleNamespace(num_kernels=4, access_offsets=np.array([0, 1, 3, 3, 4]),
+                                  access_block=np.array([5, 5, 7, 7]))
+    after = inputs.next_uses(trace)
+    assert [after(5, k) for k in (-1, 0, 1)] == [0, 1, None]
+    assert [after(7, k) for k in (0, 1, 2, 3)] == [1, 3, 3, None]
+    assert after(9, 0) is None
+
+
+def test_optimizer_inputs_counts_the_moves_around_the_optimizer_step(small_trace_path, tmp_path):
+    (inputs,) = load("optimizer_inputs")
+    trace, out = _small_trace(), tmp_path / "inputs.json"
+    assert inputs.main(["--trace", str(small_trace_path), "--capacity", "24MiB", "--iteration", "2", "--before", "40",
+                        "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    first = trace.iteration_first_kernel.tolist()
+    names = [str(trace.kernel_names[k]) for k in trace.kernel_name_idx[first[2]:first[3]]]
+    optimizer = record["optimizer_first_launch"]
+    assert "adam" in names[optimizer].lower() and not any("adam" in n.lower() for n in names[:optimizer])
+    assert record["optimizer_launches"] == len(names) - optimizer
+    before, during = record["windows"]["before"], record["windows"]["during"]
+    assert before["launches"] == min(40, optimizer) and during["launches"] == record["optimizer_launches"]
+    prefetched = 0
+    for window in (before, during):
+        counts = window["prefetches_by_next_use"]
+        assert set(counts) <= set(inputs.NEXT_USES)
+        assert sum(n for n, _ in counts.values()) == window["moves"].get("prefetch", [0, 0])[0]
+        assert all(size == n * 2 ** 21 for n, size in [*counts.values(), *window["moves"].values()])
+        prefetched += counts.get("the optimizer step", [0, 0])[1]
+    assert prefetched > 0   # at 24 MiB (46 MiB touched) the optimizer step's blocks are brought back ahead of it
+    offsets = {int(k): v for k, v in record["optimizer_prefetch_bytes_by_offset"].items()}
+    assert sum(offsets.values()) == prefetched and all(-40 <= k < record["optimizer_launches"] for k in offsets)
+    # with room for everything nothing is moved
+    assert inputs.main(["--trace", str(small_trace_path), "--capacity", "8GiB", "--iteration", "2",
+                        "-o", str(out)]) == 0
+    assert all(not w["moves"] for w in json.loads(out.read_text())["windows"].values())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--iteration", "3"], "--iteration must be in [0, 3)"),
+    (["--before", "-1"], "--before must be from 0 to 100000"),
+    (["--next-launches", "100001"], "--next-launches must be from 0 to 100000"),
+    (["--optimizer-kernel", "lamb"], "--optimizer-kernel 'lamb' names no kernel of iteration 2"),
+])
+def test_optimizer_inputs_refuses_bad_arguments(argv, message, refusal_on_trace):
+    (inputs,) = load("optimizer_inputs")
+    assert message in refusal_on_trace(inputs, ["--iteration", "2", *argv])
+
+
 # --- bench/replay_phases.py -------------------------------------------------------------------------------
 
 def test_replay_phases_split_an_iteration_into_passes_optimizer_and_parts(small_trace_path, tmp_path):
@@ -1279,18 +1334,33 @@ def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(small_trace_path, tm
     np = pytest.importorskip("numpy")
     (phases,) = load("replay_phases")
     from deepum.runtime import timeline as tl
-    # six kernels: [0,10) [12,20) [20,25) [30,40) [35,38) [50,60); the last one the optimizer's
-    rows = [(0, 10), (12, 20), (20, 25), (30, 40), (35, 38), (50, 60)]
-    start, end = (np.array(c, np.uint64) for c in zip(*rows))
-    step = tl.StepTimeline(start, end, np.arange(1, 7, dtype=np.uint64), np.full(6, tl.KERNEL, np.uint8),
-                           np.zeros(6, np.uint8))
+    # six kernels: [0,10) [12,20) [20,25) [30,40) [35,38) [50,60); the last one the optimizer's; the
+    # parts' windows for what moved: [0,20), [20,50) and the optimizer's [50,60)
+    kernels = [(0, 10, 1, tl.KERNEL, 0), (12, 20, 2, tl.KERNEL, 0), (20, 25, 3, tl.KERNEL, 0),
+               (30, 40, 4, tl.KERNEL, 0), (35, 38, 5, tl.KERNEL, 0), (50, 60, 6, tl.KERNEL, 0)]
+    prefetch, evict, discard = (tl.CALL_OPS.index(op) for op in ("prefetch", "evict", "discard"))
+    # migrations (value: bytes) and the worker's calls (value: bytes, detail: the move)
+    moves = [(5, 15, 100, tl.H2D, 0), (18, 24, 200, tl.H2D, 0), (45, 55, 300, tl.H2D, 0), (52, 58, 400, tl.D2H, 0),
+             (1, 3, 100, tl.CALL, prefetch), (20, 22, 200, tl.CALL, evict), (23, 24, 50, tl.CALL, evict),
+             (51, 52, 300, tl.CALL, discard)]
+    start, end, value, kind, detail = (np.array(column, dtype) for column, dtype in
+                                       zip(zip(*kernels, *moves), (np.uint64, np.uint64, np.uint64, np.uint8, np.uint8)))
+    step = tl.StepTimeline(start, end, value, kind, detail)
     gpu = phases.gpu_phases(step, 2, 1)
-    assert gpu["optimizer"] == {"kernels": 1, "time_s": 10e-9, "idle_s": 10e-9}   # idle [40,50) before it
+    assert gpu["optimizer"] == {"kernels": 1, "time_s": 10e-9, "idle_s": 10e-9,   # idle [40,50) before it
+                                "h2d_bytes": 0, "h2d_busy_s": 5e-9, "d2h_bytes": 400, "d2h_busy_s": 6e-9,
+                                "calls": {"discard": [1, 300]}}
     first, second = gpu["parts"]
     assert (first["kernels"], second["kernels"]) == (2, 3)
-    assert first == {"kernels": 2, "time_s": 20e-9, "idle_s": 2e-9}              # [10,12)
-    assert second == {"kernels": 3, "time_s": 20e-9, "idle_s": 5e-9}             # [25,30); [35,38) inside [30,40)
+    assert first == {"kernels": 2, "time_s": 20e-9, "idle_s": 2e-9,              # [10,12)
+                     "h2d_bytes": 300, "h2d_busy_s": 12e-9, "d2h_bytes": 0, "d2h_busy_s": 0.0,
+                     "calls": {"prefetch": [1, 100]}}
+    assert second == {"kernels": 3, "time_s": 20e-9, "idle_s": 5e-9,             # [25,30); [35,38) inside [30,40)
+                      "h2d_bytes": 300, "h2d_busy_s": 9e-9, "d2h_bytes": 0, "d2h_busy_s": 0.0,
+                      "calls": {"evict": [2, 250]}}
     assert gpu["passes"]["idle_s"] == pytest.approx(first["idle_s"] + second["idle_s"]) and gpu["time_s"] == 60e-9
+    assert gpu["passes"]["h2d_bytes"] == 600 and gpu["passes"]["h2d_busy_s"] == 21e-9
+    assert gpu["passes"]["calls"] == {"prefetch": [1, 100], "evict": [2, 250]}
     path = tmp_path / "step.timeline.npz"
     step.save(path)
     out = tmp_path / "phases.json"
