@@ -37,6 +37,7 @@ from deepum.offline.trace_format import BLOCK_BYTES  # noqa: E402
 
 import replay_arguments  # noqa: E402
 from policy_cost import TraceMemory, new_policy  # noqa: E402
+from replay_phases import optimizer_step  # noqa: E402
 from replay_throughput import source_revision  # noqa: E402
 
 NEXT_USES = ("the optimizer step", "the next iteration's first launches", "later", "none")
@@ -69,19 +70,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     for flag, value in (("--before", args.before), ("--next-launches", args.next_launches)):
         if not 0 <= value <= 100_000:
             parser.error(f"{flag} must be from 0 to 100000, got {value}")
-    bounds = iteration_bounds(trace, args.iteration)
-    names = [str(trace.kernel_names[i]) for i in trace.kernel_name_idx[bounds[0]:bounds[1]]]
-    first = next((k for k, name in enumerate(names) if args.optimizer_kernel.lower() in name.lower()), None)
+    lo, args.iteration_end, first = optimizer_step(trace, args.iteration, args.optimizer_kernel)
     if first is None:
         parser.error(f"--optimizer-kernel {args.optimizer_kernel!r} names no kernel of iteration {args.iteration}")
-    args.optimizer = bounds[0] + first
+    args.iteration_start, args.optimizer = lo, lo + first
     return args
-
-
-def iteration_bounds(trace, iteration: int) -> tuple[int, int]:
-    """The first launch of `iteration` and of the one after it."""
-    firsts = [*trace.iteration_first_kernel.tolist(), trace.num_kernels]
-    return int(firsts[iteration]), int(firsts[iteration + 1])
 
 
 def next_uses(trace) -> callable:
@@ -102,7 +95,7 @@ def next_uses(trace) -> callable:
 def replay(args) -> dict:
     """The moves decided around the optimizer step of args.iteration (the record's windows)."""
     trace = args.trace_data
-    lo, hi = iteration_bounds(trace, args.iteration)
+    lo, hi = args.iteration_start, args.iteration_end
     start = max(lo, args.optimizer - args.before)
     policy = new_policy(args.capacity, args.deepum_config)
     memory, after = TraceMemory(trace, policy), next_uses(trace)

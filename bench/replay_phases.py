@@ -85,12 +85,19 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def iteration_phases(trace, timeline: dict, iteration: int, parts: int, optimizer_kernel: str) -> dict:
-    """One iteration's time split into the passes and the optimizer step, and the passes into parts."""
+def optimizer_step(trace, iteration: int, optimizer_kernel: str) -> tuple[int, int, int | None]:
+    """`iteration`'s first launch, the next iteration's, and its optimizer step's first launch counted
+    from its own first (the first kernel whose name holds `optimizer_kernel`; None: no such kernel)."""
     bounds = [*trace.iteration_first_kernel.tolist(), trace.num_kernels]
     lo, hi = int(bounds[iteration]), int(bounds[iteration + 1])
     names = [str(trace.kernel_names[i]) for i in trace.kernel_name_idx[lo:hi]]
-    optimizer = next((k for k, name in enumerate(names) if optimizer_kernel.lower() in name.lower()), hi - lo)
+    return lo, hi, next((k for k, name in enumerate(names) if optimizer_kernel.lower() in name.lower()), None)
+
+
+def iteration_phases(trace, timeline: dict, iteration: int, parts: int, optimizer_kernel: str) -> dict:
+    """One iteration's time split into the passes and the optimizer step, and the passes into parts."""
+    lo, hi, optimizer = optimizer_step(trace, iteration, optimizer_kernel)
+    optimizer = hi - lo if optimizer is None else optimizer
     start, end = timeline["kernel_t_start_s"][lo:hi], timeline["kernel_t_end_s"][lo:hi]
     waits = timeline["kernel_prefetch_wait_s"][lo:hi]
     kernels = trace.kernel_duration_ns[lo:hi] / 1e9
