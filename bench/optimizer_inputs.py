@@ -3,12 +3,15 @@ native policy core (mode deepum, the engine's defaults or --config) at --capacit
 memory events and iterations as bench/policy_cost.py tells them, and counts the moves decided at the
 launches of one iteration from --before launches ahead of its optimizer step (from the first kernel
 whose name holds --optimizer-kernel) to its end: by move, and each prefetch by the next launch that
-uses its block (the optimizer step, the next iteration's first --next-launches launches, a later one,
-none). On the GPU a move decided at launch k runs once the work launched before k is done: what is
+uses its block (the forward and backward passes before the step, the step, the next iteration's first
+--next-launches launches, a later one, none). On the GPU a move decided at launch k runs once the work launched before k is done: what is
 decided shortly before the optimizer step runs during it, beside its reads and writes over the link.
 
 Writes one JSON record: command, date, revision, the trace, capacity, config, the iteration, its
-optimizer step's first launch (in the iteration) and launches; per window ("before": the --before
+optimizer step's first launch (in the iteration) and launches; the budget in blocks, the distinct
+blocks the step uses, and before the decision at the window's first launch and at the step's first
+(`occupancy`) the resident blocks, and of the step's blocks those resident and those mapped from the
+host; per window ("before": the --before
 launches ahead of the step, "during": the step's) the moves {move: [decisions, bytes]} and the
 prefetches by next use {use: [decisions, bytes]}; and per launch offset from the step's first launch
 the bytes prefetched for the step itself.
@@ -40,7 +43,8 @@ from policy_cost import TraceMemory, new_policy  # noqa: E402
 from replay_phases import optimizer_step  # noqa: E402
 from replay_throughput import source_revision  # noqa: E402
 
-NEXT_USES = ("the optimizer step", "the next iteration's first launches", "later", "none")
+NEXT_USES = ("the passes before the step", "the optimizer step", "the next iteration's first launches", "later",
+             "none")
 """The classes of a prefetched block's next use, in the order the record lists them."""
 
 
@@ -104,10 +108,18 @@ def replay(args) -> dict:
     iteration_starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
     windows = {name: {"moves": collections.Counter(), "prefetches": collections.Counter()} for name in ("before", "during")}
     late = collections.Counter()  # launch offset from the step's first -> bytes prefetched for the step
+    every, used = np.unique(blocks).tolist(), np.unique(blocks[offsets[args.optimizer]:offsets[hi]]).tolist()
+    occupancy = {}
+    uses_from = [args.optimizer, hi, hi + args.next_launches]  # where each class of NEXT_USES after the first starts
     for k in range(hi):
         memory.apply_through(k - 1)
         if k in iteration_starts:
             policy.next_iteration()
+        for name, at in (("window_start", start), ("step_start", args.optimizer)):
+            if k == at:
+                occupancy[name] = {"resident_blocks": sum(map(policy.resident, every)),
+                                   "step_blocks_resident": sum(map(policy.resident, used)),
+                                   "step_blocks_host_mapped": sum(map(policy.host_mapped, used))}
         _, moves = policy.on_launch(int(ids[k]), blocks[offsets[k]:offsets[k + 1]].tolist(), bool(kinds[k] & 1),
                                     bool(kinds[k] & 2), [])
         if k < start:
@@ -118,10 +130,9 @@ def replay(args) -> dict:
             if move != "prefetch":
                 continue
             use = after(block, k)
-            kind = (NEXT_USES[3] if use is None else NEXT_USES[0] if use < hi
-                    else NEXT_USES[1] if use < hi + args.next_launches else NEXT_USES[2])
+            kind = NEXT_USES[4] if use is None else NEXT_USES[int(np.searchsorted(uses_from, use, side="right"))]
             window["prefetches"][kind] += 1
-            if kind == NEXT_USES[0]:
+            if kind == NEXT_USES[1]:
                 late[k - args.optimizer] += BLOCK_BYTES
 
     def table(counts: collections.Counter, order) -> dict:
@@ -133,6 +144,7 @@ def replay(args) -> dict:
                            "prefetches_by_next_use": table(w["prefetches"], NEXT_USES)}
                     for name, w in windows.items()},
         "optimizer_prefetch_bytes_by_offset": {str(offset): late[offset] for offset in sorted(late)},
+        "capacity_blocks": args.capacity // BLOCK_BYTES, "step_blocks": len(used), "occupancy": occupancy,
     }
 
 
@@ -142,6 +154,9 @@ def main(argv=None) -> int:
     for name, window in found["windows"].items():
         print(f"{name} the optimizer step ({window['launches']} launches): moves {window['moves']}; "
               f"prefetches by next use {window['prefetches_by_next_use']}", flush=True)
+    for name, counts in found["occupancy"].items():
+        print(f"at the {name.replace('_', ' ')}: {counts} (budget {found['capacity_blocks']} blocks, the step uses "
+              f"{found['step_blocks']})", flush=True)
     record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]), "revision": source_revision(),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "trace": str(args.trace), "capacity_bytes": args.capacity, "config": args.deepum_config.to_dict(),

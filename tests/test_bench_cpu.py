@@ -1280,6 +1280,18 @@ def test_optimizer_inputs_counts_the_moves_around_the_optimizer_step(small_trace
     assert prefetched > 0   # at 24 MiB (46 MiB touched) the optimizer step's blocks are brought back ahead of it
     offsets = {int(k): v for k, v in record["optimizer_prefetch_bytes_by_offset"].items()}
     assert sum(offsets.values()) == prefetched and all(-40 <= k < record["optimizer_launches"] for k in offsets)
+    # the step's blocks, counted from the trace: resident or mapped at most all of them, the budget full
+    step_blocks = set(trace.access_block[trace.access_offsets[first[2] + optimizer]:trace.access_offsets[first[3]]].tolist())
+    assert record["step_blocks"] == len(step_blocks) and record["capacity_blocks"] == 12
+    for counts in record["occupancy"].values():
+        assert counts["resident_blocks"] <= 12
+        assert counts["step_blocks_resident"] + counts["step_blocks_host_mapped"] <= len(step_blocks)
+    # the passes' own blocks are prefetched earlier in the iteration, and told apart from the step's
+    assert inputs.main(["--trace", str(small_trace_path), "--capacity", "24MiB", "--iteration", "2", "--before", "1000",
+                        "-o", str(out)]) == 0
+    whole = json.loads(out.read_text())["windows"]["before"]
+    assert whole["launches"] == optimizer and whole["prefetches_by_next_use"]["the passes before the step"][0] > 0
+    assert whole["prefetches_by_next_use"]["the optimizer step"][1] >= before["prefetches_by_next_use"]["the optimizer step"][1]
     # with room for everything nothing is moved
     assert inputs.main(["--trace", str(small_trace_path), "--capacity", "8GiB", "--iteration", "2",
                         "-o", str(out)]) == 0
