@@ -62,9 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    """The arguments, checked; errors exit with status 2 and one line on stderr."""
-    parser = build_parser()
+def parse_args(argv=None, parser: argparse.ArgumentParser | None = None) -> argparse.Namespace:
+    """The arguments (of `parser`, build_parser()'s by default), checked; errors exit with status 2
+    and one line on stderr."""
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     replay_arguments.check(parser, args)
     try:

@@ -1243,6 +1243,49 @@ def test_link_traffic_probe_refuses_bad_arguments(argv, message, refusal_on_trac
     assert message in refusal_on_trace(probe, argv)
 
 
+# --- bench/kernel_misses.py --------------------------------------------------------------------------------
+
+def test_kernel_misses_classes_by_the_two_iterations_before():
+    np = pytest.importorskip("numpy")
+    (misses,) = load("kernel_misses")
+    # four iterations of three launches whose middle exec ID alternates: 1 2 3 | 1 9 3 | 1 2 3 | 1 9 3
+    trace = types.SimpleNamespace(num_kernels=12, iteration_first_kernel=np.array([0, 3, 6, 9]),
+                                  kernel_exec_id=np.array([1, 2, 3, 1, 9, 3, 1, 2, 3, 1, 9, 3], np.uint64))
+    missed = np.zeros(12, bool)
+    missed[[1, 4, 7, 10, 11]] = True   # launch 1 is in iteration 0, before from_iteration
+    assert misses.miss_classes(trace, missed, 1) == {"iteration before: other, two before: same": 2,
+                                                     "iteration before: other, two before: none": 1,
+                                                     "iteration before: same, two before: same": 1}
+
+
+def test_kernel_misses_splits_the_decision_time_at_the_misses(small_trace_path, tmp_path):
+    (misses,) = load("kernel_misses")
+    from deepum.config import DeepUMConfig
+    from deepum.specs.predictor import make_predictor
+    trace, out = _small_trace(), tmp_path / "misses.json"
+    assert misses.main(["--trace", str(small_trace_path), "--capacity", "24MiB", "--displace", "0", "--repeats", "1",
+                        "--from-iteration", "1", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    predictor = make_predictor(DeepUMConfig(), native=False)   # the readable spec, fed the same launches
+    first = int(trace.iteration_first_kernel[0])                # launches before it belong to no iteration
+    for k, exec_id in enumerate(trace.kernel_exec_id.tolist()):
+        if k == first:
+            before = predictor.kernel_misses
+        predictor.on_kernel(int(exec_id))
+    assert sum(row["misses"] for row in record["iterations"]) == predictor.kernel_misses - before > 0
+    assert sum(row["launches"] for row in record["iterations"]) == trace.num_kernels - first
+    assert sum(record["miss_classes"].values()) == sum(row["misses"] for row in record["iterations"][1:])
+    (case,) = record["cases"]
+    assert 0 < case["miss_share"] < 1 and case["miss_ms_per_iteration"] < case["ms_per_iteration"]
+    assert case["miss_ms_per_iteration"] == pytest.approx(case["miss_share"] * case["ms_per_iteration"])
+
+
+def test_kernel_misses_refuses_bad_arguments(refusal_on_trace):
+    (misses,) = load("kernel_misses")
+    assert "--repeats must be from 1 to 100" in refusal_on_trace(misses, ["--repeats", "0"])
+    assert "--from-iteration must be in [0, 4)" in refusal_on_trace(misses, ["--from-iteration", "4"])
+
+
 # --- bench/optimizer_inputs.py -----------------------------------------------------------------------------
 
 def test_optimizer_inputs_next_use_is_the_first_later_launch():
