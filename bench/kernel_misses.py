@@ -1,11 +1,11 @@
 """Where does the predictor miss, and what do its misses cost the decision? Feeds a recorded trace's
 exec IDs, launch by launch, to the predictor (deepum.specs.predictor.make_predictor, native, the
-config's table sizes): a launch that does not match the window's next entry is a kernel miss, and
-rebuilds the window. Counts the misses per iteration; from --from-iteration on, classes each miss by
-whether the launched exec ID stood at the same place (launches counted from each iteration's first)
-in the iteration before and in the one before that; and splits bench/policy_cost.py's timed replay of
-the whole policy (per --displace, the median of --repeats fresh policies launch by launch) between
-the miss launches and the others.
+config's table sizes and recall, told each iteration's start as the policy tells it): a launch that
+does not match the window's next entry is a kernel miss, and rebuilds the window. Counts the misses
+per iteration; from --from-iteration on, classes each miss by whether the launched exec ID stood at
+the same place (launches counted from each iteration's first) in the iteration before and in the one
+before that; and splits bench/policy_cost.py's timed replay of the whole policy (per --displace, the
+median of --repeats fresh policies launch by launch) between the miss launches and the others.
 
 Writes one JSON record: command, the CPU, revision, date, the trace, capacity, config, the
 iterations' launches and misses, the miss classes (counts), and per displacement the mean µs a miss
@@ -42,10 +42,14 @@ def parse_args(argv=None):
 
 
 def misses(trace, config) -> np.ndarray:
-    """For each launch of `trace`, whether the predictor missed it."""
+    """For each launch of `trace`, whether the predictor missed it (told each iteration's start, as the
+    policy tells it)."""
     predictor = make_predictor(config, native=True)
     missed = np.zeros(trace.num_kernels, dtype=bool)
+    starts = {k for k in trace.iteration_first_kernel.tolist() if k > 0}
     for k, exec_id in enumerate(trace.kernel_exec_id.tolist()):
+        if k in starts:
+            predictor.start_iteration()
         before = predictor.kernel_misses
         predictor.on_kernel(int(exec_id))
         missed[k] = predictor.kernel_misses > before

@@ -59,6 +59,12 @@ class DeepUMConfig:
     block_ways: int = _size(2, 1, 16, "ways per row of a UM-block table (paper: 2)")
     block_successors: int = _size(4, 1, 16, "successor blocks per way, most recent first (paper: 4)")
     chain_blocks: int = _size(4096, 1, 65536, "most blocks one kernel's chain walk may yield")
+    recall_iterations: int = _size(0, 0, 16, "deepum predictor: iterations whose launches it remembers; where the "
+                                             "running launch matches one of them at its place in the iteration (the "
+                                             "one followed so far first, else the latest), the window's next entries "
+                                             "are that iteration's next launches instead of the correlation tables' "
+                                             "prediction; 0: the tables alone (docs/results.md: the predictor recalls "
+                                             "iterations; off until measured on the GPU)")
     learn_from: str = _choice("accesses", LEARN_FROM,
                               "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
                               "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "

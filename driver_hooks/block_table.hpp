@@ -19,6 +19,7 @@ namespace deepum {
 // and options_binding.hpp reads them across the boundary.
 struct CorrelationConfig {
   size_t lookahead = 0;
+  size_t recall_iterations = 0;  // the predictor's remembered iterations (predictor.hpp); 0: none
   size_t exec_ids = 0;
   size_t exec_records = 0;
   size_t block_rows = 0;

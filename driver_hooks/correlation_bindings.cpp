@@ -85,11 +85,14 @@ void bind_correlation(py::module_& m) {
 
   py::class_<Predictor>(m, "Predictor",
                         "DeepUM correlation predictor (native); same behaviour as deepum.specs.predictor.Predictor.\n"
-                        "Takes DeepUMConfig.to_dict(); only the table sizes and the lookahead matter here.")
+                        "Takes DeepUMConfig.to_dict(); only the table sizes, the lookahead and recall_iterations "
+                        "matter here.")
       .def(py::init([](const py::dict& config) { return std::make_unique<Predictor>(deepum::tables_from(config)); }),
            py::arg("config"))
       .def("on_kernel", [](Predictor& p, const py::int_& exec_id) { return p.on_kernel(exec_id_arg(exec_id)); },
            py::arg("exec_id"), "A kernel with execution ID `exec_id` launched; returns the WindowChange.")
+      .def("start_iteration", &Predictor::start_iteration,
+           "An iteration starts with the next launch: the one that ends is remembered.")
       .def("on_fault", [](Predictor& p, const py::int_& block) { p.on_fault(block_arg(block)); }, py::arg("block"),
            "The running kernel faulted on UM block `block` (a non-negative block number).")
       .def("learn_faults", [](Predictor& p, const py::int_& exec_id, const py::iterable& blocks) {

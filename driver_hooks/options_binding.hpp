@@ -13,6 +13,7 @@ namespace deepum {
 inline CorrelationConfig tables_from(const pybind11::dict& c) {
   CorrelationConfig out;
   out.lookahead = c["lookahead"].cast<size_t>();
+  out.recall_iterations = c["recall_iterations"].cast<size_t>();
   out.exec_ids = c["exec_ids"].cast<size_t>();
   out.exec_records = c["exec_records"].cast<size_t>();
   out.block_rows = c["block_rows"].cast<size_t>();

@@ -414,6 +414,7 @@ class Policy {
     if (replacement_) replacement_->start_iteration(first);
     if (oracle_counts_) oracle_counts_->start_iteration(first);
     if (schedule_) schedule_->start_iteration();
+    if (prefetcher_) prefetcher_->start_iteration();
     foresight_start_ = first;
     map_at_next_launch_ = true;
   }

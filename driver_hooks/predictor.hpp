@@ -28,9 +28,10 @@ struct WindowChange {
 // The window of the running kernel and the kernels predicted to follow it, each with its predicted UM
 // blocks. On each launch: a launch that matches window()[1] is a kernel hit and pops the front; any other
 // launch rebuilds the window from the launched kernel (a kernel miss if a prediction existed). Then the tail
-// grows one predicted kernel at a time, each predicted from the launch history followed by the kernels
-// predicted before it, until the window holds lookahead + 1 entries or there is no prediction; later
-// launches grow it again.
+// grows one predicted kernel at a time, each recalled from a remembered iteration where one is followed
+// (recall_iterations: deepum/specs/predictor.py says how), else predicted from the launch history followed
+// by the kernels predicted before it, until the window holds lookahead + 1 entries or there is no
+// prediction; later launches grow it again.
 // With `renumber`, each entry's walk also holds its blocks' dense indices (CorrelationTables).
 class Predictor {
  public:
@@ -39,6 +40,7 @@ class Predictor {
 
   WindowChange on_kernel(uint64_t exec_id) {  // a kernel launched
     tables_.on_kernel(exec_id);
+    recall(exec_id);
     if (window_.size() >= 2 && window_[1].exec_id == exec_id) {
       window_.pop_front();
       ++kernel_hits_;
@@ -49,6 +51,17 @@ class Predictor {
     window_.clear();
     push_back(exec_id);
     return {popped, 1 + extend()};
+  }
+
+  // An iteration starts with the next launch: the one that ends is remembered. The remembered iteration
+  // as far back as the one followed is followed on (iterations that repeat every other one stay in step).
+  void start_iteration() {
+    if (config_.recall_iterations > 0) {
+      past_.push_front(std::move(current_));
+      if (past_.size() > config_.recall_iterations) past_.pop_back();
+    }
+    current_.clear();
+    if (following_ >= 0 && size_t(following_) >= past_.size()) following_ = -1;
   }
 
   void on_fault(int64_t block) { tables_.on_fault(block); }  // the running kernel faulted on `block`
@@ -85,7 +98,7 @@ class Predictor {
     }
     size_t pushed = 0;
     uint64_t next;
-    while (window_.size() < config_.lookahead + 1 && tables_.predict_next(context, next)) {
+    while (window_.size() < config_.lookahead + 1 && (recalled(next) || tables_.predict_next(context, next))) {
       push_back(next);
       std::copy(context.begin() + 1, context.end(), context.begin());
       context.back() = next;
@@ -95,6 +108,37 @@ class Predictor {
   }
 
   void push_back(uint64_t exec_id) { window_.push_back({exec_id, tables_.chain(exec_id)}); }
+
+  // The launch at this place of the iteration: the remembered iteration followed so far is followed on
+  // if it launched the same here, else the latest one that did; where none did, none is (the tables
+  // predict).
+  void recall(uint64_t exec_id) {
+    const size_t place = current_.size();
+    if (place >= kRecalledLaunches) {
+      following_ = -1;
+      return;
+    }
+    current_.push_back(exec_id);
+    const auto same = [&](size_t i) { return place < past_[i].size() && past_[i][place] == exec_id; };
+    if (following_ >= 0 && same(size_t(following_))) return;
+    following_ = -1;
+    for (size_t i = 0; i < past_.size() && following_ < 0; ++i)
+      if (same(i)) following_ = int(i);
+  }
+  // The exec ID the followed remembered iteration launched at the place of the next window entry.
+  bool recalled(uint64_t& next) const {
+    if (following_ < 0 || current_.empty()) return false;
+    const std::vector<uint64_t>& past = past_[size_t(following_)];
+    const size_t place = current_.size() - 1 + window_.size();
+    if (place >= past.size()) return false;
+    next = past[place];
+    return true;
+  }
+
+  static constexpr size_t kRecalledLaunches = size_t(1) << 16;  // an iteration's launches remembered at most
+  std::vector<uint64_t> current_;             // this iteration's launches so far
+  std::deque<std::vector<uint64_t>> past_;    // the last recall_iterations iterations' launches, latest first
+  int following_ = -1;                        // the one followed (index into past_), -1: none
 
   CorrelationConfig config_;
   CorrelationTables tables_;

@@ -22,6 +22,7 @@ class Prefetcher {
   // The kernel with `exec_id` launched; returns what changed at the ends of window().
   virtual WindowChange on_launch(uint64_t exec_id) = 0;
   virtual const Window& window() const = 0;
+  virtual void start_iteration() {}  // an iteration starts with the next launch
   virtual void learn(Block) {}  // the running kernel used (or faulted on) the block
   virtual void learn_faults(uint64_t /*exec_id*/, const int64_t* /*numbers*/, size_t /*count*/) {}
   virtual uint64_t kernel_hits() const { return 0; }
@@ -45,6 +46,7 @@ class CorrelationPrefetcher : public Prefetcher {
     return change;
   }
   const Window& window() const override { return window_; }
+  void start_iteration() override { predictor_.start_iteration(); }
   void learn(Block b) override { predictor_.on_fault(index_.number(b)); }
   void learn_faults(uint64_t exec_id, const int64_t* numbers, size_t count) override {
     predictor_.learn_faults(exec_id, numbers, count);

@@ -34,6 +34,11 @@ MUTATIONS = {
     "held-lessons-not-caught-up": (
         "driver_hooks/correlation.hpp",
         "for (size_t i = 0; i < matched_; ++i) learn(running_->blocks, i ? lessons[i - 1] : kNoBlock, lessons[i]);", ""),
+    "recall-drops-the-followed-iteration": (
+        "driver_hooks/predictor.hpp", "if (following_ >= 0 && same(size_t(following_))) return;", ""),
+    "recall-forgets-across-iterations": (
+        "driver_hooks/predictor.hpp", "if (following_ >= 0 && size_t(following_) >= past_.size()) following_ = -1;",
+        "following_ = -1;"),
     "known-block-numbers-the-block": (
         "driver_hooks/block_list.hpp", "const auto it = dense_.find(number);\n    return it == dense_.end() ? kNone : it->second;",
         "return const_cast<BlockIndex*>(this)->dense(number);"),

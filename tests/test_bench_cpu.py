@@ -1271,6 +1271,8 @@ def test_kernel_misses_splits_the_decision_time_at_the_misses(small_trace_path, 
     for k, exec_id in enumerate(trace.kernel_exec_id.tolist()):
         if k == first:
             before = predictor.kernel_misses
+        if k in trace.iteration_first_kernel.tolist()[1:]:
+            predictor.start_iteration()
         predictor.on_kernel(int(exec_id))
     assert sum(row["misses"] for row in record["iterations"]) == predictor.kernel_misses - before > 0
     assert sum(row["launches"] for row in record["iterations"]) == trace.num_kernels - first

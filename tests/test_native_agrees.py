@@ -53,10 +53,10 @@ def replay_both(config, events, probe_exec_ids=()):
 configs = st.one_of(
     st.builds(DeepUMConfig, lookahead=st.integers(1, 6), exec_ids=st.integers(1, 6), exec_records=st.integers(1, 4),
               block_rows=st.integers(1, 6), block_ways=st.integers(1, 3), block_successors=st.integers(1, 4),
-              chain_blocks=st.integers(1, 16)),
+              chain_blocks=st.integers(1, 16), recall_iterations=st.integers(0, 3)),
     st.builds(DeepUMConfig, lookahead=st.integers(1, 40), exec_ids=st.integers(1, 64),
               exec_records=st.integers(1, 6), block_rows=st.integers(1, 512), block_ways=st.integers(1, 4),
-              block_successors=st.integers(1, 6), chain_blocks=st.integers(1, 64)))
+              block_successors=st.integers(1, 6), chain_blocks=st.integers(1, 64), recall_iterations=st.integers(0, 3)))
 # Few distinct values, so that IDs and blocks repeat; the extremes of both ranges (2**64 - 1 is also
 # the history filler) included.
 EXEC_IDS = (0, 1, 2, 3, 4, 5, 6, 7, 2**63, 2**64 - 1)
@@ -80,11 +80,11 @@ class NativePredictorAgrees(RuleBasedStateMachine):
     later (after further launches), departures from it, stray faults and late lessons for any exec ID,
     in any order. Everything observable is compared after every launch."""
 
-    @initialize(config=configs, iteration=iterations())
-    def start(self, config, iteration):
-        note(f"config {config}; iteration {iteration}")
+    @initialize(config=configs, iteration=iterations(), other=iterations())
+    def start(self, config, iteration, other):
+        note(f"config {config}; iteration {iteration}; the other kind {other}")
         self.spec, self.native = Predictor(config), native.Predictor(config.to_dict())
-        self.iteration, self.position = iteration, 0
+        self.iteration, self.other, self.position = iteration, other, 0
         self.pending: list[tuple[int, list[int]]] = []  # lessons of launches not yet learned, oldest first
 
     def _launch(self, exec_id):
@@ -116,6 +116,17 @@ class NativePredictorAgrees(RuleBasedStateMachine):
                 for block in faults:
                     self._fault(block)
             self.window_counters_and_tables_agree()
+
+    @rule(switch=st.booleans())
+    def the_next_iteration_starts(self, switch):
+        """Both remember the iteration that ends (recall_iterations); the next starts from its first
+        launch, with `switch` the other kind of iteration (kinds that alternate, or change)."""
+        note(f"start_iteration (switch {switch})")
+        self.spec.start_iteration()
+        self.native.start_iteration()
+        if switch:
+            self.iteration, self.other = self.other, self.iteration
+        self.position = 0
 
     @precondition(lambda self: self.pending)
     @rule()

@@ -55,6 +55,60 @@ def test_prediction_follows_the_predicted_kernels_not_only_the_last_launch():
     assert [entry.exec_id for entry in p.window] == period[-1:] + period
 
 
+# --- recall of remembered iterations ------------------------------------------------------------
+
+def alternating_iterations(count):
+    """Iterations that repeat every other one: 40 kernels, the 21st differs between the two kinds,
+    after a history the tables cannot tell apart (the same HISTORY launches before it)."""
+    base = list(range(100, 140))
+    kinds = [base[:20] + [1] + base[21:], base[:20] + [2] + base[21:]]
+    return [kinds[i % 2] for i in range(count)]
+
+
+@pytest.mark.parametrize("native", [False, True])
+def test_recall_follows_the_iteration_two_back_where_the_tables_cannot_tell(native):
+    misses = {}
+    for recall in (0, 1, 2):
+        p = make_predictor(DeepUMConfig(lookahead=4, recall_iterations=recall), native=native)
+        per_iteration = []
+        for iteration in alternating_iterations(8):
+            before = p.kernel_misses
+            for exec_id in iteration:
+                launch(p, exec_id)
+            per_iteration.append(p.kernel_misses - before)
+            p.start_iteration()
+        misses[recall] = per_iteration
+    # The tables alone, and recall of the last iteration only, miss the 21st launch every iteration;
+    # recall of two follows the iteration two back from the fourth iteration on.
+    assert misses[0][2:] == [1] * 6 and misses[1][2:] == [1] * 6
+    assert misses[2][3:] == [0] * 5
+    # Mid-iteration the window holds the remembered iteration's next launches, past the place where
+    # the two kinds differ.
+    p = make_predictor(DeepUMConfig(lookahead=4, recall_iterations=2), native=native)
+    for iteration in alternating_iterations(4):
+        for exec_id in iteration:
+            launch(p, exec_id)
+        p.start_iteration()
+    for exec_id in alternating_iterations(5)[4][:18]:
+        launch(p, exec_id)
+    assert [entry.exec_id for entry in p.window] == [117, 118, 119, 1, 121]
+
+
+def test_recall_reads_an_iteration_only_where_the_launch_matches_it():
+    # A launch no remembered iteration has at its place: the tables predict until one matches again.
+    p = Predictor(DeepUMConfig(lookahead=3, recall_iterations=1))
+    for _ in range(2):
+        for exec_id in (1, 2, 3, 4, 5, 6):
+            launch(p, exec_id)
+        p.start_iteration()
+    launch(p, 1)
+    assert [entry.exec_id for entry in p.window] == [1, 2, 3, 4]   # recalled
+    launch(p, 9)                                                    # new: nothing recalled nor learned
+    assert [entry.exec_id for entry in p.window] == [9]
+    launch(p, 3)                                                    # the iteration's place 2 again
+    assert [entry.exec_id for entry in p.window] == [3, 4, 5, 6]
+
+
 # --- periodic traces ----------------------------------------------------------------------------
 
 exec_id_values = st.integers(0, NO_EXEC_ID - 1)

@@ -349,13 +349,15 @@ class Policy:
                 self._predictor.on_fault(b)
 
     def _start_foresight(self, first: int) -> None:
-        """The replacement rule and the schedule start an iteration at launch `first`."""
+        """The replacement rule, the schedule and the predictor start an iteration at launch `first`."""
         if self.warm_start["state"] == "on_trial":
             self._judge_warm_start()
         if self._next_use:
             self._next_use.start_iteration(first)
         if self._schedule:
             self._schedule.start_iteration()
+        if self._predictor:
+            self._predictor.start_iteration()
         self._foresight_start = first
         self._map_at_next_launch = True
 
