@@ -113,6 +113,7 @@ class Predictor {
   // if it launched the same here, else the latest one that did; where none did, none is (the tables
   // predict).
   void recall(uint64_t exec_id) {
+    if (config_.recall_iterations == 0) return;  // off: nothing is remembered on the launching thread
     const size_t place = current_.size();
     if (place >= kRecalledLaunches) {
       following_ = -1;
@@ -127,7 +128,7 @@ class Predictor {
   }
   // The exec ID the followed remembered iteration launched at the place of the next window entry.
   bool recalled(uint64_t& next) const {
-    if (following_ < 0 || current_.empty()) return false;
+    if (following_ < 0) return false;
     const std::vector<uint64_t>& past = past_[size_t(following_)];
     const size_t place = current_.size() - 1 + window_.size();
     if (place >= past.size()) return false;

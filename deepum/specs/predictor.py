@@ -89,6 +89,8 @@ class Predictor:
             self._following = None
 
     def _recall(self, exec_id: int) -> None:
+        if not self.recall_iterations:
+            return
         place = len(self._current)
         if place >= RECALLED_LAUNCHES:
             self._following = None
