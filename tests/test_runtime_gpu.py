@@ -186,6 +186,17 @@ def case_timeline(_: str = "") -> dict:
     return _train(mode="deepum", capacity="48MiB", timeline_step=3)
 
 
+def case_alternating(recall: str) -> dict:
+    """Eight steps whose iterations take turns between two kinds (_train's alternate), in mode none
+    (recall "none") or in mode deepum under a 48 MiB budget with recall_iterations `recall`."""
+    from deepum.config import DeepUMConfig
+
+    if recall == "none":
+        return _train(mode="none", steps=8, alternate=True)
+    return _train(mode="deepum", capacity="48MiB", config=DeepUMConfig(recall_iterations=int(recall)), steps=8,
+                  alternate=True)
+
+
 def case_train_with(optimizer: str) -> dict:
     """case_train without deepum, Adam `optimizer` ("fused": one launch updates every parameter and
     its state; "foreach": one launch per operation over all of them)."""
@@ -262,9 +273,11 @@ def _preferred_locations(tensors) -> list[int]:
     return [gpu.range_preferred_device(block * 2 * MiB, 2 * MiB) for block in sorted(blocks)]
 
 
-def _train(after=None, adam: str = "", timeline_step: int | None = None, **enable) -> dict:
+def _train(after=None, adam: str = "", timeline_step: int | None = None, steps: int = 5, alternate: bool = False,
+           **enable) -> dict:
     """adam: "fused" or "foreach" (torch.optim.Adam's flag of that name), or "" for its default;
-    timeline_step: the step whose timeline is captured (its idle breakdown in "timeline")."""
+    timeline_step: the step whose timeline is captured (its idle breakdown in "timeline"); alternate:
+    odd steps pass the output through tanh before the loss, so iterations of two kinds take turns."""
     import contextlib
     import hashlib
 
@@ -284,11 +297,12 @@ def _train(after=None, adam: str = "", timeline_step: int | None = None, **enabl
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3, **({adam: True} if adam else {}))
     generator = torch.Generator().manual_seed(1)
     losses, timeline = [], None
-    for step in range(5):
+    for step in range(steps):
         x = torch.randn(128, 1024, generator=generator).cuda()
         target = torch.randn(128, 1024, generator=generator).cuda()
         with capture_timeline() if step == timeline_step else contextlib.nullcontext() as captured:
-            loss = torch.nn.functional.mse_loss(model(x), target)
+            out = model(x)
+            loss = torch.nn.functional.mse_loss(out.tanh() if alternate and step % 2 else out, target)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -592,6 +606,23 @@ def test_recorded_trace_replays_and_training_is_unchanged(allocator_built, mode)
     for policy in ("um", "deepum", "oracle"):
         result = simulate(trace, policy, max(48 << 20, int(np.diff(trace.access_offsets).max()) << 21))
         assert result.lost_reads == 0 and result.kernels == trace.num_kernels
+
+
+def test_recall_follows_the_iteration_two_back_and_training_is_exact(allocator_built):
+    """Iterations of two kinds taking turns under a budget: with recall_iterations 2 the predictor
+    follows the iteration two back, which the running one repeats, and misses fewer kernels than
+    without recall once there is one to follow; training is bitwise as without deepum either way."""
+    plain, _ = run_case("alternating", "none")
+    runs = {recall: run_case("alternating", recall)[0] for recall in ("0", "2")}
+    misses = {}
+    for recall, run in runs.items():
+        stats = run["stats"]
+        assert stats["cuda_errors"] == 0, stats.get("last_cuda_error")
+        assert run["digest"] == plain["digest"] and run["losses"] == plain["losses"]
+        iterations = stats["per_iteration"]
+        assert len(iterations) == 8
+        misses[recall] = sum(i["kernel_prediction_misses"] for i in iterations[4:])
+    assert misses["2"] < misses["0"], misses
 
 
 def test_tables_learn_from_the_fault_log_and_training_is_unchanged(allocator_built):
