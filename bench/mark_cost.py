@@ -30,15 +30,13 @@ from pathlib import Path
 def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-o", "--out", required=True, help="the JSON record to write")
-    parser.add_argument("--calls", type=int, default=2000, help="timed calls a way and round (default 2000)")
-    parser.add_argument("--warmup", type=int, default=200, help="untimed calls first (default 200)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds, the ways taking turns (default 5)")
+    parser.add_argument("--calls", type=int, default=2000, help="timed calls a way and round (1 to 100000, default 2000)")
+    parser.add_argument("--warmup", type=int, default=200, help="untimed calls first (0 to 100000, default 200)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds, the ways taking turns (1 to 100, default 5)")
     args = parser.parse_args(argv)
-    for name in ("calls", "rounds"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
-    if args.warmup < 0:
-        parser.error("--warmup must be at least 0")
+    for name, low, high in (("calls", 1, 100_000), ("warmup", 0, 100_000), ("rounds", 1, 100)):
+        if not low <= getattr(args, name) <= high:
+            parser.error(f"--{name} must be from {low} to {high}")
     return args
 
 

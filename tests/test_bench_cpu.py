@@ -1428,3 +1428,24 @@ def test_replay_phases_cut_a_gpu_step_timeline_the_same_way(small_trace_path, tm
         phases.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--gpu-timeline", str(path),
                      "--gpu-optimizer-kernels", "6", "-o", str(out)])
     assert exc.value.code == 2
+
+
+# --- bench/mark_cost.py ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["--calls", "0"], "--calls must be from 1 to 100000"),
+    (["--warmup", "-1"], "--warmup must be from 0 to 100000"),
+    (["--rounds", "101"], "--rounds must be from 1 to 100"),
+    (["--calls", "many"], "--calls: invalid int value"),
+])
+def test_mark_cost_refuses_bad_arguments(argv, message, capsys):
+    (marks,) = load("mark_cost")
+    with pytest.raises(SystemExit) as exc:
+        marks.parse_args(["-o", "x.json", *argv])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_mark_cost_takes_its_defaults():
+    (marks,) = load("mark_cost")
+    args = marks.parse_args(["-o", "x.json"])
+    assert (args.calls, args.warmup, args.rounds, args.out) == (2000, 200, 5, "x.json")
