@@ -63,8 +63,8 @@ class DeepUMConfig:
                                              "running launch matches one of them at its place in the iteration (the "
                                              "one followed so far first, else the latest), the window's next entries "
                                              "are that iteration's next launches instead of the correlation tables' "
-                                             "prediction; 0: the tables alone (docs/results.md: the predictor recalls "
-                                             "iterations; off until measured on the GPU)")
+                                             "prediction; 0: the tables alone (off by default: on the GPU it moved "
+                                             "fewer bytes but took no less time a step, docs/results.md)")
     learn_from: str = _choice("accesses", LEARN_FROM,
                               "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
                               "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "
