@@ -2,6 +2,7 @@
 the report from synthetic records, the sweep's orchestration with a stand-in for bench/train.py,
 argument errors, and (with torch) every workload training a step at tiny sizes."""
 import functools
+import gzip
 import types
 import json
 import math
@@ -1449,3 +1450,51 @@ def test_mark_cost_takes_its_defaults():
     (marks,) = load("mark_cost")
     args = marks.parse_args(["-o", "x.json"])
     assert (args.calls, args.warmup, args.rounds, args.out) == (2000, 200, 5, "x.json")
+
+
+# --- bench/profile_shares.py -------------------------------------------------------------------------------
+
+RAW_PROFILE = [
+    "<module> (train.py:1);timed_steps (train.py:9);deepum::Engine::on_launch (x.so);deepum::Engine::submit (x.so);"
+    "deepum::Engine::work_before (x.so);cuEventRecord (libcuda.so) 6",
+    "<module> (train.py:1);timed_steps (train.py:9);deepum::Engine::on_launch (x.so);deepum::Engine::submit (x.so);"
+    "pthread_cond_signal (libc.so) 2",
+    "<module> (train.py:1);timed_steps (train.py:9);deepum::Engine::on_launch (x.so);deepum::Policy::on_launch (x.so) 4",
+    "<module> (train.py:1);timed_steps (train.py:9);forward (model.py:3) 8",
+    "<module> (train.py:1);setup (train.py:2);deepum::Engine::submit (x.so) 5",
+]
+
+
+def test_profile_shares_splits_the_samples_inside_a_function(tmp_path, capsys):
+    (profile,) = load("profile_shares")
+    path = tmp_path / "profile.txt.gz"
+    with gzip.open(path, "wt") as out:
+        out.write("\n".join(RAW_PROFILE) + "\n")
+    assert profile.main([str(path), "--within", "Engine::submit", "-o", str(tmp_path / "shares.json")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == "samples 25 in steps 20 in Engine::submit 8 40.0%"
+    record = json.loads((tmp_path / "shares.json").read_text())
+    assert (record["samples"], record["in_steps"], record["inside"]) == (25, 20, 8)
+    assert record["below"] == [[["deepum::Engine::work_before", "cuEventRecord"], 6], [["pthread_cond_signal", ""], 2]]
+    assert record["leaves"] == [["cuEventRecord", 6], ["pthread_cond_signal", 2]]
+    assert profile.main([str(path)]) == 0  # the launch hook by default: 12 of the 20 samples in the steps
+    assert capsys.readouterr().out.splitlines()[0] == "samples 25 in steps 20 in Engine::on_launch 12 60.0%"
+
+
+@pytest.mark.parametrize("lines, argv, message", [
+    (["not a profile"], [], "line 1 is not a py-spy raw sample"),
+    (RAW_PROFILE[3:], ["--steps-frame", "train_loop"], "no sample passes through 'train_loop'"),
+    (RAW_PROFILE[3:], [], "no sample inside the steps passes through 'Engine::on_launch'"),
+    (RAW_PROFILE, ["--top", "0"], "--top must be from 1 to 1000"),
+])
+def test_profile_shares_refuses_bad_input(tmp_path, capsys, lines, argv, message):
+    (profile,) = load("profile_shares")
+    path = tmp_path / "profile.txt"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        code = profile.main([str(path), *argv])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2 and message in capsys.readouterr().err
+    assert profile.main([str(tmp_path / "missing.txt")]) == 2
+    assert "cannot read" in capsys.readouterr().err

@@ -13,6 +13,6 @@ PYTHONPATH=. timeout 240 py-spy record --native --rate 500 --format raw -o $R/pr
   || tail -5 $R/profile_gpt2.log
 echo "profiled at $(( $(date +%s) - T0 )) s"
 gzip -q $R/profile_gpt2.txt
-python3 bench/results/hook_under_pressure/profile_shares.py $R/profile_gpt2.txt.gz > $R/profile_gpt2_shares.txt 2>&1
+python3 bench/profile_shares.py $R/profile_gpt2.txt.gz > $R/profile_gpt2_shares.txt 2>&1
 head -30 $R/profile_gpt2_shares.txt
 tar -czf $OUT/records.tgz -C $OUT records && rm -rf $R
