@@ -1498,3 +1498,37 @@ def test_profile_shares_refuses_bad_input(tmp_path, capsys, lines, argv, message
     assert code == 2 and message in capsys.readouterr().err
     assert profile.main([str(tmp_path / "missing.txt")]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+# --- bench/hand_over_runs.py -------------------------------------------------------------------------------
+
+def test_hand_over_runs_orders_moves_as_the_engine_hands_them_over():
+    (runs,) = load("hand_over_runs")
+    moves = [("prefetch", 9), ("demand", 1), ("discard", 7), ("evict", 3), ("map_host", 5), ("populate", 8),
+             ("evict", 2), ("prefetch", 10)]
+    order = runs.hand_over_order(moves)
+    assert order == [("map_host", 5), ("evict", 2), ("evict", 3), ("discard", 7), ("prefetch", 9), ("populate", 8),
+                     ("prefetch", 10)]
+    # evictions 2-3 are one run; prefetches 9 and 10 are two (a population between them)
+    assert runs.runs(order) == {"map_host": 1, "evict": 1, "discard": 1, "prefetch": 2, "populate": 1}
+
+
+def test_hand_over_runs_counts_a_replayed_traces_hand_overs(small_trace_path, tmp_path):
+    (runs,) = load("hand_over_runs")
+    out = tmp_path / "runs.json"
+    assert runs.main(["--trace", str(small_trace_path), "--capacity", "8MiB", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    iterations = record["iterations"]
+    assert len(iterations) == 4 and sum(row["launches"] for row in iterations) > 0
+    for row in iterations:
+        commands, in_runs = sum(row["commands"].values()), sum(row["runs"].values())
+        assert row["hand_overs"] <= row["launches"] and in_runs <= commands
+        assert set(row["runs"]) == set(row["commands"]) and row["hand_overs"] <= in_runs
+    assert sum(sum(row["commands"].values()) for row in iterations) > 0  # the budget presses
+
+
+def test_hand_over_runs_refuses_bad_arguments(capsys, small_trace_path, tmp_path):
+    (runs,) = load("hand_over_runs")
+    with pytest.raises(SystemExit) as exc:
+        runs.main(["--trace", str(small_trace_path), "--capacity", "1MiB", "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2 and "--capacity must hold at least one 2 MiB block" in capsys.readouterr().err
