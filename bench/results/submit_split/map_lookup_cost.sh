@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The memory map's lookups per command on the CPU (bench/probes/map_lookup_cost.cpp), over the 246
 # managed segments of the bf16 GPT-2 trace recorded without a budget; CUDA-free, run on the
-# development machine. Writes map_lookup_cost.txt beside this script.
+# development machine, with 16 and 128 MiB written between groups. Writes map_lookup_cost.txt beside
+# this script.
 HERE=$(dirname "$0"); TMP=$(mktemp -d)
 python3 - "$TMP/segments.bin" <<'PY'
 import sys
@@ -14,5 +15,6 @@ made = t.mem_action == MEM_SEGMENT_ALLOC
 np.stack([t.mem_address[made], t.mem_bytes[made]], 1).astype(np.int64).tofile(sys.argv[1])
 PY
 c++ -O2 -std=c++17 -I driver_hooks bench/probes/map_lookup_cost.cpp -o "$TMP/map_lookup_cost"
-{ lscpu | grep "Model name"; "$TMP/map_lookup_cost" "$TMP/segments.bin"; } > "$HERE/map_lookup_cost.txt"
+{ lscpu | grep -E "Model name|L3"; for mib in 16 128; do "$TMP/map_lookup_cost" "$TMP/segments.bin" $mib; done; } \
+  > "$HERE/map_lookup_cost.txt"
 rm -rf "$TMP"
