@@ -68,7 +68,7 @@ def replay(trace, capacity: int, config) -> list[dict]:
     memory = policy_cost.TraceMemory(trace, policy)
     kinds = kernel_kinds(trace)
     offsets, blocks = trace.access_offsets, trace.access_block
-    firsts = trace.iteration_first_kernel.tolist()
+    firsts = set(trace.iteration_first_kernel.tolist())
     iterations = []
     for k in range(trace.num_kernels):
         memory.apply_through(k - 1)
