@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "segment_table.hpp"
 #include "units.hpp"
 
 namespace deepum {
@@ -106,10 +107,7 @@ class MemoryMap {
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = place_.find(addr); it != place_.end()) at_place_.erase(it->second);  // its free was not seen
-    segments_[addr] = size;
-    place_[addr] = next_place_;
-    at_place_[next_place_] = addr;
+    segments_.add(addr, size, next_place_);  // replaces one at addr whose free was not seen
     next_place_ += (size + kBlockBytes - 1) / kBlockBytes + 1;  // room for the blocks it spans, however aligned
   }
   // The segment's memory goes back to the system (cudaFree waits for all work: the blocks it wholly
@@ -118,7 +116,7 @@ class MemoryMap {
   // Says whether it was a managed segment.
   bool on_segment_free(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!segments_.count(addr)) return false;  // not a managed segment
+    if (!segments_.at(addr)) return false;  // not a managed segment
     if (size) {
       for (uint64_t b = (addr + kBlockBytes - 1) >> kBlockShift; (b + 1) << kBlockShift <= addr + size; ++b)
         last_users_.erase(int64_t(b));
@@ -126,21 +124,21 @@ class MemoryMap {
         for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b)
           if (std::get<2>(managed_part(int64_t(b))) == addr) released_.push_back(portable(int64_t(b)));
     }
-    segments_.erase(addr);
-    at_place_.erase(place_[addr]);
-    place_.erase(addr);
+    segments_.remove(addr);
     return true;
   }
   // The live managed segments, (start, bytes) by start.
   std::vector<std::pair<uint64_t, uint64_t>> segments() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return {segments_.begin(), segments_.end()};
+    std::vector<std::pair<uint64_t, uint64_t>> segments;
+    for (const auto& s : segments_.segments()) segments.emplace_back(s.start, s.bytes);
+    return segments;
   }
   // The blocks the live managed segments span, ascending, each once.
   std::vector<int64_t> segment_blocks() const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<int64_t> blocks;
-    for (const auto& [addr, size] : segments_)
+    for (const auto& [addr, size, place] : segments_.segments())
       for (uint64_t b = addr >> kBlockShift; size && b <= (addr + size - 1) >> kBlockShift; ++b)
         if (blocks.empty() || blocks.back() != int64_t(b)) blocks.push_back(int64_t(b));
     return blocks;
@@ -189,45 +187,33 @@ class MemoryMap {
     --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
     return it->first + it->second <= start;
   }
-  bool in_segment(uint64_t p) const {
-    auto it = segments_.upper_bound(p);
-    return it != segments_.begin() && p < std::prev(it)->first + std::prev(it)->second;
-  }
+  bool in_segment(uint64_t p) const { return segments_.holding(p) != nullptr; }
   // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
   std::tuple<uint64_t, uint64_t, uint64_t> managed_part(int64_t b) const {
-    const uint64_t lo = uint64_t(b) << kBlockShift, hi = lo + kBlockBytes;
-    auto it = segments_.upper_bound(lo);
-    if (it != segments_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first + prev->second > lo) it = prev;
-    }
-    if (it == segments_.end() || it->first >= hi) return {0, 0, 0};
-    const uint64_t start = std::max(lo, it->first), end = std::min(hi, it->first + it->second);
-    return {start, end - start, it->first};
+    const SegmentTable::Segment* s = block_segment(b);
+    if (!s) return {0, 0, 0};
+    const uint64_t lo = uint64_t(b) << kBlockShift;
+    const uint64_t start = std::max(lo, s->start), end = std::min(lo + kBlockBytes, s->end());
+    return {start, end - start, s->start};
   }
 
   // The portable number of UM block b; -1 when no managed segment holds any of it.
   int64_t portable(int64_t b) const {
-    const auto [start, bytes, segment] = managed_part(b);
-    if (!bytes) return -1;
-    return int64_t(place_.at(segment) + uint64_t(b) - (segment >> kBlockShift));
+    const SegmentTable::Segment* s = block_segment(b);
+    return s ? int64_t(s->place + uint64_t(b) - (s->start >> kBlockShift)) : -1;
   }
   // The UM block of portable block p; -1 when its segment is not live.
   int64_t um_block(int64_t p) const {
-    auto it = at_place_.upper_bound(uint64_t(p));
-    if (p < 0 || it == at_place_.begin()) return -1;
-    --it;
-    const uint64_t segment = it->second, size = segments_.at(segment);
-    const uint64_t b = (segment >> kBlockShift) + (uint64_t(p) - it->first);
-    return size && b <= (segment + size - 1) >> kBlockShift ? int64_t(b) : -1;
+    const SegmentTable::Segment* s = p < 0 ? nullptr : segments_.placed_at_or_below(uint64_t(p));
+    if (!s) return -1;
+    const uint64_t b = (s->start >> kBlockShift) + (uint64_t(p) - s->place);
+    return s->bytes && b <= (s->end() - 1) >> kBlockShift ? int64_t(b) : -1;
   }
   // The portable address of p, a byte of a managed segment (0 elsewhere): its segment's place
   // (in bytes) plus its offset in the segment.
   uint64_t portable_address(uint64_t p) const {
-    auto it = segments_.upper_bound(p);
-    if (it == segments_.begin() || p >= std::prev(it)->first + std::prev(it)->second) return 0;
-    const uint64_t segment = std::prev(it)->first;
-    return (place_.at(segment) << kBlockShift) + (p - segment);
+    const SegmentTable::Segment* s = segments_.holding(p);
+    return s ? (s->place << kBlockShift) + (p - s->start) : 0;
   }
 
   // Discards (to the host: a dead victim dropped; to the GPU: a dead block given fresh pages instead
@@ -315,6 +301,13 @@ class MemoryMap {
     std::optional<Event> issued;   // completion of the latest discard issued (none: none)
   };
 
+  // The segment holding block b's lowest managed byte; null when b holds none.
+  const SegmentTable::Segment* block_segment(int64_t b) const {
+    const uint64_t lo = uint64_t(b) << kBlockShift;
+    const SegmentTable::Segment* s = segments_.first_in(lo, lo + kBlockBytes);
+    return s && s->bytes ? s : nullptr;
+  }
+
   void forget_if_idle(typename std::unordered_map<int64_t, Discard>::iterator it) {
     if (!it->second.queued && !it->second.issuing && !it->second.issued) pending_.erase(it);
   }
@@ -346,7 +339,7 @@ class MemoryMap {
 
   const Wait wait_;
   mutable std::mutex mutex_;
-  std::map<uint64_t, uint64_t> segments_;
+  SegmentTable segments_;  // the live managed segments and their places
   struct Live {
     uint64_t size;
     uint64_t number;  // allocations made before it, plus one
@@ -363,8 +356,6 @@ class MemoryMap {
   std::vector<int64_t> released_;  // blocks of freed segments (portable numbers), for take_released
   std::unordered_set<int64_t> fresh_;  // UM blocks allocations were made in, for take_fresh (each once:
                                        // bounded by the segments' blocks while no launch takes them)
-  std::unordered_map<uint64_t, uint64_t> place_;  // live segment start -> portable number of its first block
-  std::map<uint64_t, uint64_t> at_place_;         // the same, inverted
   uint64_t next_place_ = 0;                       // portable number of the next segment's first block
   bool tracking_releases_ = false;
 };

@@ -258,8 +258,10 @@ MUTATIONS = {
         "if (host_mapped_[b]) mapped.push_back"),
     "simulator-blocks-always-exist": (
         "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
+    "segments-by-place-unsorted": (
+        "driver_hooks/segment_table.hpp", "    std::sort(by_place_.begin(), by_place_.end(),\n", "    if (false) std::sort(by_place_.begin(), by_place_.end(),\n"),
     "portable-number-of-the-later-segment": (
-        "driver_hooks/memory_map.hpp", "if (prev->first + prev->second > lo) it = prev;", "(void)prev;"),
+        "driver_hooks/segment_table.hpp", "std::prev(it)->end() > lo) return &*std::prev(it);", "false) return nullptr;"),
     "device-segments-listed-as-managed": (
         "kernels/managed_allocator.cpp", "    if (!segment.managed) continue;\n", ""),
     "device-memory-never-served": (
