@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # call B: this tree (the managed segments in a flat table, driver_hooks/segment_table.hpp) against
-# the engine of e306fdd (the segments in ordered maps; its driver_hooks/, carried packed as
+# the engine of e306fdd (the segments in ordered maps; its driver_hooks/ and the build list of its
+# deepum/runtime/native_build.py, carried packed as
 # out/old_engine.tgz and built over a copy of the tree), on the 24-layer GPT-2 and BERT-Large in bf16
 # with fused AdamW at half their footprints, each run in lockstep against the in-memory step
 # (bench/no_pressure.py --lockstep --tolerance 1.5, 14 steps of which 4 warm-up), the engines taking
