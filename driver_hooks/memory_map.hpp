@@ -356,7 +356,7 @@ class MemoryMap {
   std::vector<int64_t> released_;  // blocks of freed segments (portable numbers), for take_released
   std::unordered_set<int64_t> fresh_;  // UM blocks allocations were made in, for take_fresh (each once:
                                        // bounded by the segments' blocks while no launch takes them)
-  uint64_t next_place_ = 0;                       // portable number of the next segment's first block
+  uint64_t next_place_ = 0;  // portable number of the next segment's first block
   bool tracking_releases_ = false;
 };
 
