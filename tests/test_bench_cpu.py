@@ -1532,3 +1532,74 @@ def test_hand_over_runs_refuses_bad_arguments(capsys, small_trace_path, tmp_path
     with pytest.raises(SystemExit) as exc:
         runs.main(["--trace", str(small_trace_path), "--capacity", "1MiB", "-o", str(tmp_path / "x.json")])
     assert exc.value.code == 2 and "--capacity must hold at least one 2 MiB block" in capsys.readouterr().err
+
+
+# --- bench/lockstep_ab.py ----------------------------------------------------------------------------------
+
+def test_lockstep_ab_takes_turns_a_pair_at_a_time(capsys, tmp_path):
+    (ab,) = load("lockstep_ab")
+    patch = tmp_path / "change.patch"
+    patch.write_text("")
+    assert ab.main(["--out", str(tmp_path / "out"), "--tree", f"change={patch}", "--rounds", "2", "--dry-run"]) == 0
+    runs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("(")]
+    expected = [(model, tree, pairs) for pairs in (1, 2) for model in ("gpt2", "bert-large")
+                for tree in ("this_tree", "change")]
+    assert len(runs) == len(expected)
+    for line, (model, tree, pairs) in zip(runs, expected):
+        folder, command = line[1:].split(") ", 1)
+        args = command.split()
+        assert folder == str(ab.ROOT if tree == "this_tree" else ab.Path("/tmp/lockstep_ab") / tree)
+        assert args[args.index("--out") + 1] == str(tmp_path / "out" / f"{model}_{tree}")
+        assert args[args.index("--repeats") + 1] == str(pairs) and "--resume" in args and "--lockstep" in args
+        assert f"--capacity {model}={ab.MODELS[model][1]}" in command
+
+
+def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_path):
+    (ab,) = load("lockstep_ab")
+    import subprocess
+    import tarfile
+
+    checkout = tmp_path / "checkout"
+    (checkout / "driver_hooks").mkdir(parents=True)
+    (checkout / "driver_hooks" / "engine.hpp").write_text("engine\n")
+    (checkout / "README.md").write_text("readme\n")
+    monkeypatch.setattr(ab, "ROOT", checkout)
+    monkeypatch.setattr(ab, "BUILD", [])
+    patch = tmp_path / "change.patch"
+    patch.write_text("--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-readme\n+patched\n")
+    older = tmp_path / "older" / "driver_hooks"
+    older.mkdir(parents=True)
+    (older / "worker.hpp").write_text("older\n")
+    archive = tmp_path / "older.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(older, arcname="driver_hooks")
+    patched = ab.prepare("change", patch, tmp_path / "work")
+    assert (patched / "README.md").read_text() == "patched\n"
+    assert (checkout / "README.md").read_text() == "readme\n"  # the checkout itself untouched
+    unpacked = ab.prepare("older", archive, tmp_path / "work")
+    assert sorted(p.name for p in (unpacked / "driver_hooks").iterdir()) == ["worker.hpp"]  # replaced, not merged
+    assert (unpacked / "README.md").read_text() == "readme\n"
+    bad = tmp_path / "bad.patch"
+    bad.write_text("--- a/nothing\n+++ b/nothing\n@@ -1 +1 @@\n-x\n+y\n")
+    with pytest.raises(subprocess.CalledProcessError):
+        ab.prepare("bad", bad, tmp_path / "work")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tree", "Before=x.patch"], "give NAME=SOURCE"),
+    (["--tree", "this_tree=PATCH"], "the name 'this_tree' is taken"),
+    (["--tree", "before=x.txt"], "SOURCE must be a .patch or a .tgz"),
+    (["--tree", "before=missing.patch"], "no file missing.patch"),
+    (["--models", "gpt3"], "--models: unknown gpt3"),
+    (["--rounds", "0"], "--rounds must be 1 to 20, not 0"),
+    (["--stop-after", "0"], "--stop-after must be positive"),
+])
+def test_lockstep_ab_refuses_bad_arguments(capsys, tmp_path, argv, message):
+    (ab,) = load("lockstep_ab")
+    patch = tmp_path / "x.patch"
+    patch.write_text("")
+    argv = [a.replace("PATCH", str(patch)) for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        ab.main(["--out", str(tmp_path / "out"), "--dry-run", *argv])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err.splitlines()[-1]

@@ -1,0 +1,140 @@
+"""Takes turns between deepum trees a lockstep pair at a time against the in-memory step
+(bench/no_pressure.py --lockstep), so that a drift of the shared machine's speed falls on every tree:
+this checkout, and each --tree NAME=SOURCE built in a copy of it, SOURCE a patch over this checkout
+(.patch, applied with `git apply`) or an archive of another revision's files (.tgz, e.g. `git archive
+REV driver_hooks deepum/runtime/native_build.py | gzip > FILE`; its folders replace the copy's).
+Each round runs one pair per model and tree, the trees in the order given; rounds stop after --rounds
+or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
+with fused AdamW at half their footprints (deepum's capacity), 14 steps of which 4 warm-up.
+Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round).
+
+    python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+THIS_TREE = "this_tree"
+# bench/train.py sizes and deepum's capacity (half the footprint) of each model.
+MODELS = {
+    "gpt2": ("--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4 --precision bf16", 6138363904),
+    "bert-large": ("--layers 24 --seq 128 --batch 8 --precision bf16", 3921674240),
+}
+BUILD = [[sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+         [sys.executable, "-c", "from deepum.runtime import native_build as n; "
+          "n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())"]]
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """The arguments, checked; errors exit with status 2 and one line on stderr."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for the records")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=SOURCE",
+                        help="another tree: a .patch over this checkout or a .tgz of files (repeatable)")
+    parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
+    parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
+    parser.add_argument("--stop-after", type=float, default=420, metavar="SECONDS",
+                        help="no round starts after this many seconds (default 420)")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/lockstep_ab"), help="where the copies are built")
+    parser.add_argument("--deepum-config", default=None, metavar="FILE", help="DeepUMConfig JSON for every deepum run")
+    parser.add_argument("--dry-run", action="store_true", help="print what would run, build and run nothing")
+    args = parser.parse_args(argv)
+    args.trees = {}
+    for spec in args.tree:
+        name, sep, source = spec.partition("=")
+        if not sep or not re.fullmatch(r"[a-z0-9_-]+", name):
+            parser.error(f"--tree {spec!r}: give NAME=SOURCE, NAME of a-z, 0-9, _ and -")
+        if name == THIS_TREE or name in args.trees:
+            parser.error(f"--tree {spec!r}: the name {name!r} is taken")
+        if not source.endswith((".patch", ".tgz", ".tar.gz")):
+            parser.error(f"--tree {spec!r}: SOURCE must be a .patch or a .tgz")
+        if not Path(source).is_file():
+            parser.error(f"--tree {spec!r}: no file {source}")
+        args.trees[name] = Path(source).resolve()
+    args.model_list = [m for m in args.models.split(",") if m]
+    unknown = [m for m in args.model_list if m not in MODELS]
+    if unknown or not args.model_list:
+        parser.error(f"--models: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(MODELS)}")
+    if not 1 <= args.rounds <= 20:
+        parser.error(f"--rounds must be 1 to 20, not {args.rounds}")
+    if args.stop_after <= 0:
+        parser.error(f"--stop-after must be positive, not {args.stop_after:g}")
+    if args.deepum_config and not Path(args.deepum_config).is_file():
+        parser.error(f"--deepum-config: no file {args.deepum_config}")
+    return args
+
+
+def prepare(name: str, source: Path, work: Path) -> Path:
+    """A copy of this checkout with `source` applied, built; returns its folder."""
+    tree = work / name
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(ROOT, tree, symlinks=True, ignore=shutil.ignore_patterns(".git", "build"))
+    if source.suffix == ".patch":
+        subprocess.run(["git", "apply", str(source)], cwd=tree, check=True)
+    else:
+        with tarfile.open(source) as archive:
+            tops = {Path(m.name).parts[0] for m in archive.getmembers() if Path(m.name).parts}
+            for top in tops:
+                shutil.rmtree(tree / top, ignore_errors=True)
+            archive.extractall(tree, filter="data")
+    for command in BUILD:
+        subprocess.run(command, cwd=tree, check=True, stdout=subprocess.DEVNULL, env=env_for(tree))
+    return tree
+
+
+def env_for(tree: Path) -> dict:
+    """The environment of a command run in `tree`: its deepum first on the path."""
+    return {**os.environ, "PYTHONPATH": str(tree)}
+
+
+def pair_command(out: Path, model: str, tree: str, pairs: int, deepum_config: str | None) -> list[str]:
+    """bench/no_pressure.py's command for the model's pairs in all, the last one new (--resume)."""
+    sizes, capacity = MODELS[model]
+    command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", model,
+               "--size", f"{model}={sizes}", "--capacity", f"{model}={capacity}", "--lockstep",
+               "--repeats", str(pairs), "--steps", "14", "--warmup", "4", "--tolerance", "1.5", "--timeout", "150",
+               "--resume"]
+    return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started = time.monotonic()
+    folders = {THIS_TREE: ROOT}
+    for name, source in args.trees.items():
+        if args.dry_run:
+            print(f"build {name}: a copy of {ROOT} with {source} in {args.work / name}")
+            folders[name] = args.work / name
+        else:
+            folders[name] = prepare(name, source, args.work)
+            print(f"{name} built at {time.monotonic() - started:.0f} s", flush=True)
+    for pairs in range(1, args.rounds + 1):
+        if time.monotonic() - started > args.stop_after:
+            print(f"stopped before round {pairs}: past {args.stop_after:g} s")
+            break
+        for model in args.model_list:
+            for name, folder in folders.items():
+                command = pair_command(args.out.resolve(), model, name, pairs, args.deepum_config)
+                if args.dry_run:
+                    print(f"({folder}) {shlex.join(command)}")
+                    continue
+                run = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=env_for(folder))
+                lines = (run.stdout + run.stderr).strip().splitlines()
+                print(f"{model} {name} round {pairs}: {lines[-1] if lines else f'exit status {run.returncode}'}",
+                      flush=True)
+    print(f"done at {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
