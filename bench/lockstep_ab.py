@@ -24,15 +24,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from run_all import PREBUILD  # noqa: E402
+
 THIS_TREE = "this_tree"
 # bench/train.py sizes and deepum's capacity (half the footprint) of each model.
 MODELS = {
     "gpt2": ("--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4 --precision bf16", 6138363904),
     "bert-large": ("--layers 24 --seq 128 --batch 8 --precision bf16", 3921674240),
 }
-BUILD = [[sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
-         [sys.executable, "-c", "from deepum.runtime import native_build as n; "
-          "n.build_library(n.MANAGED_ALLOCATOR); n.load_torch_extension(n.online_engine())"]]
+BUILD = [[sys.executable, "setup.py", "-q", "build_ext", "--inplace"], [sys.executable, "-c", PREBUILD]]
 
 
 def parse_args(argv=None) -> argparse.Namespace:
