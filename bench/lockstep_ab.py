@@ -1,8 +1,9 @@
 """Takes turns between deepum trees a lockstep pair at a time against the in-memory step
 (bench/no_pressure.py --lockstep), so that a drift of the shared machine's speed falls on every tree:
 this checkout, and each --tree NAME=SOURCE built in a copy of it, SOURCE a patch over this checkout
-(.patch, applied with `git apply`) or an archive of another revision's files (.tgz, e.g. `git archive
-REV driver_hooks deepum/runtime/native_build.py | gzip > FILE`; its folders replace the copy's).
+(.patch, applied with `git apply`; several joined by `+` are applied in that order) or an archive of
+another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtime/native_build.py |
+gzip > FILE`; its folders replace the copy's).
 Each round runs one pair per model and tree, the trees in the order given; rounds stop after --rounds
 or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
 with fused AdamW at half their footprints (deepum's capacity), 14 steps of which 4 warm-up.
@@ -42,7 +43,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the records")
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=SOURCE",
-                        help="another tree: a .patch over this checkout or a .tgz of files (repeatable)")
+                        help="another tree: .patch files over this checkout joined by +, or a .tgz of files "
+                             "(repeatable)")
     parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
     parser.add_argument("--stop-after", type=float, default=420, metavar="SECONDS",
@@ -58,11 +60,14 @@ def parse_args(argv=None) -> argparse.Namespace:
             parser.error(f"--tree {spec!r}: give NAME=SOURCE, NAME of a-z, 0-9, _ and -")
         if name == THIS_TREE or name in args.trees:
             parser.error(f"--tree {spec!r}: the name {name!r} is taken")
-        if not source.endswith((".patch", ".tgz", ".tar.gz")):
-            parser.error(f"--tree {spec!r}: SOURCE must be a .patch or a .tgz")
-        if not Path(source).is_file():
-            parser.error(f"--tree {spec!r}: no file {source}")
-        args.trees[name] = Path(source).resolve()
+        parts = source.split("+")
+        archive = len(parts) == 1 and parts[0].endswith((".tgz", ".tar.gz"))
+        if not archive and not all(part.endswith(".patch") for part in parts):
+            parser.error(f"--tree {spec!r}: SOURCE must be .patch files joined by + or one .tgz")
+        for part in parts:
+            if not Path(part).is_file():
+                parser.error(f"--tree {spec!r}: no file {part}")
+        args.trees[name] = [Path(part).resolve() for part in parts]
     args.model_list = [m for m in args.models.split(",") if m]
     unknown = [m for m in args.model_list if m not in MODELS]
     if unknown or not args.model_list:
@@ -76,14 +81,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def prepare(name: str, source: Path, work: Path) -> Path:
-    """A copy of this checkout with `source` applied, built; returns its folder."""
+def prepare(name: str, sources: list[Path], work: Path) -> Path:
+    """A copy of this checkout with `sources` applied (patches in order, or one archive), built; returns
+    its folder."""
     tree = work / name
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(ROOT, tree, symlinks=True, ignore=shutil.ignore_patterns(".git", "build"))
-    if source.suffix == ".patch":
-        subprocess.run(["git", "apply", str(source)], cwd=tree, check=True)
-    else:
+    for source in sources:
+        if source.suffix == ".patch":
+            subprocess.run(["git", "apply", str(source)], cwd=tree, check=True)
+            continue
         with tarfile.open(source) as archive:
             tops = {Path(m.name).parts[0] for m in archive.getmembers() if Path(m.name).parts}
             for top in tops:
@@ -113,12 +120,12 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     folders = {THIS_TREE: ROOT}
-    for name, source in args.trees.items():
+    for name, sources in args.trees.items():
         if args.dry_run:
-            print(f"build {name}: a copy of {ROOT} with {source} in {args.work / name}")
+            print(f"build {name}: a copy of {ROOT} with {' + '.join(map(str, sources))} in {args.work / name}")
             folders[name] = args.work / name
         else:
-            folders[name] = prepare(name, source, args.work)
+            folders[name] = prepare(name, sources, args.work)
             print(f"{name} built at {time.monotonic() - started:.0f} s", flush=True)
     for pairs in range(1, args.rounds + 1):
         if time.monotonic() - started > args.stop_after:

@@ -1573,23 +1573,29 @@ def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_pa
     archive = tmp_path / "older.tgz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(older, arcname="driver_hooks")
-    patched = ab.prepare("change", patch, tmp_path / "work")
+    patched = ab.prepare("change", [patch], tmp_path / "work")
     assert (patched / "README.md").read_text() == "patched\n"
     assert (checkout / "README.md").read_text() == "readme\n"  # the checkout itself untouched
-    unpacked = ab.prepare("older", archive, tmp_path / "work")
+    second = tmp_path / "second.patch"  # applies only over the first
+    second.write_text("--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-patched\n+patched twice\n")
+    both = ab.prepare("both", [patch, second], tmp_path / "work")
+    assert (both / "README.md").read_text() == "patched twice\n"
+    unpacked = ab.prepare("older", [archive], tmp_path / "work")
     assert sorted(p.name for p in (unpacked / "driver_hooks").iterdir()) == ["worker.hpp"]  # replaced, not merged
     assert (unpacked / "README.md").read_text() == "readme\n"
     bad = tmp_path / "bad.patch"
     bad.write_text("--- a/nothing\n+++ b/nothing\n@@ -1 +1 @@\n-x\n+y\n")
     with pytest.raises(subprocess.CalledProcessError):
-        ab.prepare("bad", bad, tmp_path / "work")
+        ab.prepare("bad", [bad], tmp_path / "work")
 
 
 @pytest.mark.parametrize("argv, message", [
     (["--tree", "Before=x.patch"], "give NAME=SOURCE"),
     (["--tree", "this_tree=PATCH"], "the name 'this_tree' is taken"),
-    (["--tree", "before=x.txt"], "SOURCE must be a .patch or a .tgz"),
+    (["--tree", "before=x.txt"], "SOURCE must be .patch files joined by + or one .tgz"),
+    (["--tree", "before=PATCH+x.tgz"], "SOURCE must be .patch files joined by + or one .tgz"),
     (["--tree", "before=missing.patch"], "no file missing.patch"),
+    (["--tree", "before=PATCH+missing.patch"], "no file missing.patch"),
     (["--models", "gpt3"], "--models: unknown gpt3"),
     (["--rounds", "0"], "--rounds must be 1 to 20, not 0"),
     (["--stop-after", "0"], "--stop-after must be positive"),
