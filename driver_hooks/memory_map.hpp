@@ -71,7 +71,7 @@ class MemoryMap {
     std::unique_lock<std::mutex> lock(mutex_);
     if (!in_segment(addr)) return false;
     live_[addr] = {size, ++allocations_, stream};
-    if (awake_) in_order_[addr] = size;
+    if (awake_) segments_.holding(addr)->allocate(addr, size);
     if (awake_ && tracking_releases_ && size)
       for (uint64_t b = addr >> kBlockShift; b <= (addr + size - 1) >> kBlockShift; ++b) fresh_.insert(int64_t(b));
     order_after_discards(addr, size, stream, lock);
@@ -90,7 +90,8 @@ class MemoryMap {
       if (std::find(users.begin(), users.end(), a.stream) == users.end()) users.push_back(a.stream);
     }
     live_.erase(it);
-    if (awake_) in_order_.erase(addr);
+    if (awake_)
+      if (SegmentTable::Segment* s = segments_.holding(addr)) s->free(addr);
     return true;
   }
   // Whether an engine is awake and asks about addresses, dead blocks and fresh blocks (the map is
@@ -101,9 +102,11 @@ class MemoryMap {
     std::lock_guard<std::mutex> lock(mutex_);
     if (on == awake_) return;
     awake_ = on;
-    in_order_.clear();
-    if (on)
-      for (const auto& [addr, a] : live_) in_order_.emplace(addr, a.size);
+    for (SegmentTable::Segment& s : segments_.segments()) s.allocations.clear();
+    if (!on) return;
+    for (const auto& [addr, a] : live_)
+      if (SegmentTable::Segment* s = segments_.holding(addr)) s->allocations.emplace_back(addr, a.size);
+    for (SegmentTable::Segment& s : segments_.segments()) std::sort(s.allocations.begin(), s.allocations.end());
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -138,8 +141,8 @@ class MemoryMap {
   std::vector<int64_t> segment_blocks() const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<int64_t> blocks;
-    for (const auto& [addr, size, place] : segments_.segments())
-      for (uint64_t b = addr >> kBlockShift; size && b <= (addr + size - 1) >> kBlockShift; ++b)
+    for (const SegmentTable::Segment& s : segments_.segments())
+      for (uint64_t b = s.start >> kBlockShift; s.bytes && b <= (s.end() - 1) >> kBlockShift; ++b)
         if (blocks.empty() || blocks.back() != int64_t(b)) blocks.push_back(int64_t(b));
     return blocks;
   }
@@ -166,15 +169,8 @@ class MemoryMap {
   }
   // The live allocation holding `p`: {start, size}, or {0, 0} (always while asleep).
   std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
-    // Most words of a kernel's arguments are no address (sizes, strides, scalars): those outside the
-    // span of the live allocations are answered without a search.
-    if (in_order_.empty() || p < in_order_.begin()->first) return {0, 0};
-    if (const auto& [last, size] = *in_order_.rbegin(); p >= last + size) return {0, 0};
-    auto it = in_order_.upper_bound(p);
-    if (it == in_order_.begin()) return {0, 0};
-    --it;
-    if (p >= it->first + it->second) return {0, 0};
-    return {it->first, it->second};
+    const SegmentTable::Segment* s = segments_.holding(p);
+    return s ? s->allocation(p) : std::pair<uint64_t, uint64_t>{0, 0};
   }
   // Whether block b lies wholly inside one managed segment and no live allocation overlaps it (its
   // contents are dead). A block a segment boundary cuts is never dead: the driver discards whole
@@ -182,10 +178,7 @@ class MemoryMap {
   bool dead(int64_t b) const {
     const auto [start, bytes, segment] = managed_part(b);
     if (bytes != kBlockBytes || !awake_) return false;
-    auto it = in_order_.lower_bound(start + bytes);  // first allocation starting at or past the part's end
-    if (it == in_order_.begin()) return true;
-    --it;  // the last one starting before the end: it overlaps iff it ends past the part's start
-    return it->first + it->second <= start;
+    return !segments_.at(segment)->allocated(start, start + bytes);
   }
   bool in_segment(uint64_t p) const { return segments_.holding(p) != nullptr; }
   // The part of block `b` inside a managed segment: {start, bytes, segment start}, bytes 0 when none.
@@ -346,7 +339,6 @@ class MemoryMap {
     Stream stream;    // where it was allocated
   };
   std::unordered_map<uint64_t, Live> live_;  // by allocation start
-  std::map<uint64_t, uint64_t> in_order_;    // the same, start -> size, kept while awake
   bool awake_ = true;
   std::unordered_map<int64_t, std::vector<Stream>> last_users_;  // by block: allocation streams of frees in it
   uint64_t allocations_ = 0;

@@ -1,11 +1,14 @@
-// The live managed segments with their portable places (memory_map.hpp), for the lookups every launch
-// makes: which segment holds an address, which holds a block's lowest managed byte, which has a given
-// portable place. Segments come and go rarely and are looked up several times a launch, from caches
-// the framework's work has cooled: so they are kept in two flat sorted arrays, rebuilt on each change,
-// which a binary search crosses in a few cache lines, instead of a tree walked node by node.
+// The live managed segments with their portable places and their live allocations (memory_map.hpp),
+// for the lookups every launch makes: which segment holds an address, which holds a block's lowest
+// managed byte, which has a given portable place, which allocation holds an address. Segments come
+// and go rarely and are looked up several times a launch, from caches the framework's work has
+// cooled: so they are kept in two flat sorted arrays, rebuilt on each change, which a binary search
+// crosses in a few cache lines, instead of a tree walked node by node; each segment keeps its
+// allocations in a sorted array of its own, short enough to insert into in place.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "units.hpp"
@@ -17,16 +20,46 @@ class SegmentTable {
   struct Segment {
     uint64_t start, bytes;
     uint64_t place;  // portable number of its first block
+    std::vector<std::pair<uint64_t, uint64_t>> allocations;  // live ones in it, (start, size) by start
     uint64_t end() const { return start + bytes; }
+
+    // The allocation holding p: {start, size}, or {0, 0}.
+    std::pair<uint64_t, uint64_t> allocation(uint64_t p) const {
+      auto it = std::upper_bound(allocations.begin(), allocations.end(), p,
+                                 [](uint64_t q, const std::pair<uint64_t, uint64_t>& a) { return q < a.first; });
+      if (it == allocations.begin() || p >= std::prev(it)->first + std::prev(it)->second) return {0, 0};
+      return *std::prev(it);
+    }
+    // Whether an allocation overlaps [lo, hi).
+    bool allocated(uint64_t lo, uint64_t hi) const {
+      auto it = std::lower_bound(allocations.begin(), allocations.end(), hi,
+                                 [](const std::pair<uint64_t, uint64_t>& a, uint64_t q) { return a.first < q; });
+      return it != allocations.begin() && std::prev(it)->first + std::prev(it)->second > lo;
+    }
+    // Records an allocation at `start` of `size` bytes, replacing one at the same start.
+    void allocate(uint64_t start, uint64_t size) {
+      auto it = std::lower_bound(allocations.begin(), allocations.end(), std::pair{start, uint64_t(0)});
+      if (it != allocations.end() && it->first == start)
+        it->second = size;
+      else
+        allocations.insert(it, {start, size});
+    }
+    // Forgets the allocation at `start`, if any.
+    void free(uint64_t start) {
+      auto it = std::lower_bound(allocations.begin(), allocations.end(), std::pair{start, uint64_t(0)});
+      if (it != allocations.end() && it->first == start) allocations.erase(it);
+    }
   };
 
-  // Adds a segment at `start`, or replaces the one there.
+  // Adds a segment at `start`, or replaces the one there (its allocations kept).
   void add(uint64_t start, uint64_t bytes, uint64_t place) {
     auto it = first_at_or_past(start);
-    if (it != by_start_.end() && it->start == start)
-      *it = {start, bytes, place};
-    else
-      by_start_.insert(it, {start, bytes, place});
+    if (it != by_start_.end() && it->start == start) {
+      it->bytes = bytes;
+      it->place = place;
+    } else {
+      by_start_.insert(it, {start, bytes, place, {}});
+    }
     index_places();
   }
   // Removes the segment at `start`; false when there is none.
@@ -42,13 +75,16 @@ class SegmentTable {
     auto it = first_at_or_past(start);
     return it != by_start_.end() && it->start == start ? &*it : nullptr;
   }
-  // The segment whose bytes hold address p, or null.
+  // The segment whose bytes hold address p, or null. Most words of a kernel's arguments are no
+  // address (sizes, strides, scalars): those outside the segments' span are answered without a search.
   const Segment* holding(uint64_t p) const {
+    if (by_start_.empty() || p < by_start_.front().start || p >= span_end_) return nullptr;
     auto it = first_past(p);
     if (it == by_start_.begin()) return nullptr;
     --it;
     return p < it->end() ? &*it : nullptr;
   }
+  Segment* holding(uint64_t p) { return const_cast<Segment*>(std::as_const(*this).holding(p)); }
   // The segment holding the lowest managed byte of [lo, hi): the one holding lo, else the first
   // starting inside the range; null when none does.
   const Segment* first_in(uint64_t lo, uint64_t hi) const {
@@ -64,6 +100,7 @@ class SegmentTable {
   }
   // The segments by start.
   const std::vector<Segment>& segments() const { return by_start_; }
+  std::vector<Segment>& segments() { return by_start_; }
 
  private:
   std::vector<Segment>::iterator first_at_or_past(uint64_t start) {
@@ -79,6 +116,8 @@ class SegmentTable {
                             [](uint64_t q, const Segment& s) { return q < s.start; });
   }
   void index_places() {
+    span_end_ = 0;
+    for (const Segment& s : by_start_) span_end_ = std::max(span_end_, s.end());
     by_place_.resize(by_start_.size());
     for (uint32_t i = 0; i < by_place_.size(); ++i) by_place_[i] = i;
     std::sort(by_place_.begin(), by_place_.end(),
@@ -87,6 +126,7 @@ class SegmentTable {
 
   std::vector<Segment> by_start_;  // sorted by start
   std::vector<uint32_t> by_place_;  // indexes into by_start_, sorted by place
+  uint64_t span_end_ = 0;           // the greatest end of a segment
 };
 
 }  // namespace deepum

@@ -45,10 +45,9 @@ MUTATIONS = {
     "late-lessons-keep-an-exec-id-settled": (
         "driver_hooks/correlation.hpp", "it->second.settled = false;", ""),
     "allocation-span-ends-at-the-last-start": (
-        "driver_hooks/memory_map.hpp", "p >= last + size) return {0, 0};", "p > last) return {0, 0};"),
+        "driver_hooks/segment_table.hpp", "span_end_ = std::max(span_end_, s.end());", "span_end_ = std::max(span_end_, s.start);"),
     "allocation-span-skips-the-first-start": (
-        "driver_hooks/memory_map.hpp", "p < in_order_.begin()->first) return {0, 0};",
-        "p <= in_order_.begin()->first) return {0, 0};"),
+        "driver_hooks/segment_table.hpp", "p < by_start_.front().start ||", "p <= by_start_.front().start ||"),
     "host-map-one-use-too-many": (
         "driver_hooks/next_use.hpp", "uses.size() > most_uses) continue;", "uses.size() > most_uses + 1) continue;"),
     "host-map-ignores-the-span": (
@@ -155,8 +154,9 @@ MUTATIONS = {
     "memory-map-takes-no-fresh-blocks": (
         "driver_hooks/memory_map.hpp", "fresh_.insert(int64_t(b));", "(void)b;"),
     "waking-map-forgets-allocations-made-asleep": (
-        "driver_hooks/memory_map.hpp", "for (const auto& [addr, a] : live_) in_order_.emplace(addr, a.size);",
-        "(void)0;"),
+        "driver_hooks/memory_map.hpp",
+        "      if (SegmentTable::Segment* s = segments_.holding(addr)) s->allocations.emplace_back(addr, a.size);",
+        "      (void)a;"),
     "sleeping-map-answers-dead": (
         "driver_hooks/memory_map.hpp", "if (bytes != kBlockBytes || !awake_) return false;",
         "if (bytes != kBlockBytes) return false;"),
@@ -258,6 +258,12 @@ MUTATIONS = {
         "if (host_mapped_[b]) mapped.push_back"),
     "simulator-blocks-always-exist": (
         "driver_hooks/uvm_model.hpp", "    if (!in_a_segment_[b]) return true;\n", "    return true;\n"),
+    "allocations-appended-unsorted": (
+        "driver_hooks/segment_table.hpp", "        allocations.insert(it, {start, size});",
+        "        allocations.push_back({start, size});"),
+    "dead-despite-an-allocation-reaching-in": (
+        "driver_hooks/segment_table.hpp", "std::prev(it)->first + std::prev(it)->second > lo;",
+        "std::prev(it)->first >= lo;"),
     "segments-by-place-unsorted": (
         "driver_hooks/segment_table.hpp", "    std::sort(by_place_.begin(), by_place_.end(),\n", "    if (false) std::sort(by_place_.begin(), by_place_.end(),\n"),
     "portable-number-of-the-later-segment": (
