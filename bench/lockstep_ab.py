@@ -6,7 +6,8 @@ another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtim
 gzip > FILE`; its folders replace the copy's).
 Each round runs one pair per model and tree, the trees in the order given; rounds stop after --rounds
 or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
-with fused AdamW at half their footprints (deepum's capacity), 14 steps of which 4 warm-up.
+with fused AdamW at half their footprints (deepum's capacity), --steps steps (default 14) of which 4
+warm-up: more steps a pair narrow its ratio where the in-memory step drifts from step to step.
 Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round).
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
@@ -47,6 +48,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "(repeatable)")
     parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
+    parser.add_argument("--steps", type=int, default=14, help="steps a run, 4 of them warm-up (6 to 200, default 14)")
     parser.add_argument("--stop-after", type=float, default=420, metavar="SECONDS",
                         help="no round starts after this many seconds (default 420)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/lockstep_ab"), help="where the copies are built")
@@ -74,6 +76,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--models: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(MODELS)}")
     if not 1 <= args.rounds <= 20:
         parser.error(f"--rounds must be 1 to 20, not {args.rounds}")
+    if not 6 <= args.steps <= 200:
+        parser.error(f"--steps must be 6 to 200, not {args.steps}")
     if args.stop_after <= 0:
         parser.error(f"--stop-after must be positive, not {args.stop_after:g}")
     if args.deepum_config and not Path(args.deepum_config).is_file():
@@ -106,12 +110,12 @@ def env_for(tree: Path) -> dict:
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
-def pair_command(out: Path, model: str, tree: str, pairs: int, deepum_config: str | None) -> list[str]:
+def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepum_config: str | None) -> list[str]:
     """bench/no_pressure.py's command for the model's pairs in all, the last one new (--resume)."""
     sizes, capacity = MODELS[model]
     command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", model,
                "--size", f"{model}={sizes}", "--capacity", f"{model}={capacity}", "--lockstep",
-               "--repeats", str(pairs), "--steps", "14", "--warmup", "4", "--tolerance", "1.5", "--timeout", "150",
+               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5", "--timeout", "150",
                "--resume"]
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
 
@@ -133,7 +137,7 @@ def main(argv=None) -> int:
             break
         for model in args.model_list:
             for name, folder in folders.items():
-                command = pair_command(args.out.resolve(), model, name, pairs, args.deepum_config)
+                command = pair_command(args.out.resolve(), model, name, pairs, args.steps, args.deepum_config)
                 if args.dry_run:
                     print(f"({folder}) {shlex.join(command)}")
                     continue

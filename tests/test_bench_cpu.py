@@ -1540,7 +1540,8 @@ def test_lockstep_ab_takes_turns_a_pair_at_a_time(capsys, tmp_path):
     (ab,) = load("lockstep_ab")
     patch = tmp_path / "change.patch"
     patch.write_text("")
-    assert ab.main(["--out", str(tmp_path / "out"), "--tree", f"change={patch}", "--rounds", "2", "--dry-run"]) == 0
+    assert ab.main(["--out", str(tmp_path / "out"), "--tree", f"change={patch}", "--rounds", "2", "--steps", "34",
+                    "--dry-run"]) == 0
     runs = [line for line in capsys.readouterr().out.splitlines() if line.startswith("(")]
     expected = [(model, tree, pairs) for pairs in (1, 2) for model in ("gpt2", "bert-large")
                 for tree in ("this_tree", "change")]
@@ -1551,6 +1552,7 @@ def test_lockstep_ab_takes_turns_a_pair_at_a_time(capsys, tmp_path):
         assert folder == str(ab.ROOT if tree == "this_tree" else ab.Path("/tmp/lockstep_ab") / tree)
         assert args[args.index("--out") + 1] == str(tmp_path / "out" / f"{model}_{tree}")
         assert args[args.index("--repeats") + 1] == str(pairs) and "--resume" in args and "--lockstep" in args
+        assert args[args.index("--steps") + 1] == "34" and args[args.index("--warmup") + 1] == "4"
         assert f"--capacity {model}={ab.MODELS[model][1]}" in command
 
 
@@ -1598,6 +1600,7 @@ def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_pa
     (["--tree", "before=PATCH+missing.patch"], "no file missing.patch"),
     (["--models", "gpt3"], "--models: unknown gpt3"),
     (["--rounds", "0"], "--rounds must be 1 to 20, not 0"),
+    (["--steps", "5"], "--steps must be 6 to 200, not 5"),
     (["--stop-after", "0"], "--stop-after must be positive"),
 ])
 def test_lockstep_ab_refuses_bad_arguments(capsys, tmp_path, argv, message):
