@@ -8,14 +8,20 @@ Each round runs one pair per model and tree, the trees in the order given; round
 or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
 with fused AdamW at half their footprints (deepum's capacity), --steps steps (default 14) of which 4
 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from step to step.
-Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round).
+Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round), and
+OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their runs' median
+steps and the hook's parts, also printed as a table at the end. Where `none`'s steps drift, the pairs
+of two trees can differ while deepum's own steps do not: compare those too.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
 """
 from __future__ import annotations
 
 import argparse
+import datetime
+import json
 import os
+import statistics
 import re
 import shlex
 import shutil
@@ -120,6 +126,46 @@ def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepu
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
 
 
+HOOK_PARTS = ("scan", "translate", "policy", "submit")
+"""The hook's parts (hook_split_s_per_step) the summary shows; policy includes translate."""
+
+
+def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
+    """Per model and tree, from OUT/<model>_<tree>/: the pairs and their verdict (no_pressure.json), the
+    medians over the runs of deepum's and none's median steps (s) and of the hook's parts (ms a step)."""
+    rows = []
+    for model in models:
+        for tree in trees:
+            folder = out / f"{model}_{tree}"
+            row = {"model": model, "tree": tree}
+            try:
+                result = json.loads((folder / "no_pressure.json").read_text())["workloads"][model]
+                runs = [json.loads(f.read_text()) for f in sorted(folder.glob(f"{model}_deepum_*.json"))]
+            except (OSError, KeyError, ValueError):
+                rows.append({**row, "status": "no record"})
+                continue
+            splits = [r.get("hook_split_s_per_step") or {} for r in runs]
+            row.update(status=result.get("status", "?"), pairs=result.get("pair_ratios", []),
+                       pair_median=result.get("pair_median"), verdict=result.get("verdict"),
+                       deepum_step_s=statistics.median(result["deepum_run_medians"]),
+                       none_step_s=statistics.median(result["none_run_medians"]),
+                       hook_ms={part: 1e3 * statistics.median(s[part] for s in splits)
+                                for part in HOOK_PARTS if splits and all(part in s for s in splits)})
+            rows.append(row)
+    return rows
+
+
+def print_summary(rows: list[dict]) -> None:
+    print(f"{'model':<11} {'tree':<14} {'pairs':>5} {'median':>7} {'verdict':<10} {'deepum s':>9} {'none s':>7}  hook ms")
+    for r in rows:
+        if r["status"] != "ok":
+            print(f"{r['model']:<11} {r['tree']:<14} {r['status']}")
+            continue
+        hook = " ".join(f"{k} {v:.1f}" for k, v in r["hook_ms"].items())
+        print(f"{r['model']:<11} {r['tree']:<14} {len(r['pairs']):>5} {r['pair_median']:>7.3f} {r['verdict']:<10} "
+              f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f}  {hook}")
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
@@ -146,6 +192,16 @@ def main(argv=None) -> int:
                 print(f"{model} {name} round {pairs}: {lines[-1] if lines else f'exit status {run.returncode}'}",
                       flush=True)
     print(f"done at {time.monotonic() - started:.0f} s")
+    if args.dry_run:
+        return 0
+    rows = summary(args.out.resolve(), args.model_list, list(folders))
+    print_summary(rows)
+    record = {"command": shlex.join([sys.executable, *sys.argv]),
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "trees": {name: [str(s) for s in sources] for name, sources in args.trees.items()},
+              "steps": args.steps, "rows": rows}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "lockstep_ab.json").write_text(json.dumps(record, indent=1) + "\n")
     return 0
 
 
