@@ -1,9 +1,10 @@
 """Takes turns between deepum trees a lockstep pair at a time against the in-memory step
 (bench/no_pressure.py --lockstep), so that a drift of the shared machine's speed falls on every tree:
-this checkout, and each --tree NAME=SOURCE built in a copy of it, SOURCE a patch over this checkout
+this checkout, and each --tree NAME=SOURCE: a copy of it built with SOURCE, a patch over this checkout
 (.patch, applied with `git apply`; several joined by `+` are applied in that order) or an archive of
 another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtime/native_build.py |
-gzip > FILE`; its folders replace the copy's).
+gzip > FILE`; its folders replace the copy's); or this checkout itself with SOURCE a DeepUMConfig
+JSON file (.json) for its deepum runs in place of --deepum-config, so that settings take turns too.
 Each round runs one pair per model and tree, the trees in the order given; rounds stop after --rounds
 or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
 with fused AdamW at half their footprints (deepum's capacity), --steps steps (default 14) of which 4
@@ -33,7 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
 
+from deepum.config import DeepUMConfig  # noqa: E402
 from run_all import PREBUILD  # noqa: E402
 
 THIS_TREE = "this_tree"
@@ -50,8 +53,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the records")
     parser.add_argument("--tree", action="append", default=[], metavar="NAME=SOURCE",
-                        help="another tree: .patch files over this checkout joined by +, or a .tgz of files "
-                             "(repeatable)")
+                        help="another tree: .patch files over this checkout joined by +, a .tgz of files, or a "
+                             "DeepUMConfig .json for this checkout (repeatable)")
     parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
     parser.add_argument("--steps", type=int, default=14, help="steps a run, 4 of them warm-up (6 to 200, default 14)")
@@ -69,12 +72,14 @@ def parse_args(argv=None) -> argparse.Namespace:
         if name == THIS_TREE or name in args.trees:
             parser.error(f"--tree {spec!r}: the name {name!r} is taken")
         parts = source.split("+")
-        archive = len(parts) == 1 and parts[0].endswith((".tgz", ".tar.gz"))
-        if not archive and not all(part.endswith(".patch") for part in parts):
-            parser.error(f"--tree {spec!r}: SOURCE must be .patch files joined by + or one .tgz")
+        single = len(parts) == 1 and parts[0].endswith((".tgz", ".tar.gz", ".json"))
+        if not single and not all(part.endswith(".patch") for part in parts):
+            parser.error(f"--tree {spec!r}: SOURCE must be .patch files joined by +, one .tgz or one .json")
         for part in parts:
             if not Path(part).is_file():
                 parser.error(f"--tree {spec!r}: no file {part}")
+        if source.endswith(".json"):
+            check_config(parser, f"--tree {spec!r}", source)
         args.trees[name] = [Path(part).resolve() for part in parts]
     args.model_list = [m for m in args.models.split(",") if m]
     unknown = [m for m in args.model_list if m not in MODELS]
@@ -86,9 +91,22 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--steps must be 6 to 200, not {args.steps}")
     if args.stop_after <= 0:
         parser.error(f"--stop-after must be positive, not {args.stop_after:g}")
-    if args.deepum_config and not Path(args.deepum_config).is_file():
-        parser.error(f"--deepum-config: no file {args.deepum_config}")
+    if args.deepum_config:
+        check_config(parser, "--deepum-config", args.deepum_config)
     return args
+
+
+def check_config(parser: argparse.ArgumentParser, what: str, path: str) -> None:
+    """Exits with status 2 and one line where `path` is no DeepUMConfig JSON file."""
+    try:
+        DeepUMConfig.load(path)
+    except (OSError, ValueError, TypeError) as exc:
+        parser.error(f"{what}: {exc}")
+
+
+def is_config(sources: list[Path]) -> bool:
+    """Whether a tree's sources are a DeepUMConfig file (the tree is this checkout under it)."""
+    return len(sources) == 1 and sources[0].suffix == ".json"
 
 
 def prepare(name: str, sources: list[Path], work: Path) -> Path:
@@ -170,8 +188,12 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.monotonic()
     folders = {THIS_TREE: ROOT}
+    configs = {THIS_TREE: args.deepum_config}
     for name, sources in args.trees.items():
-        if args.dry_run:
+        configs[name] = str(sources[0]) if is_config(sources) else args.deepum_config
+        if is_config(sources):
+            folders[name] = ROOT
+        elif args.dry_run:
             print(f"build {name}: a copy of {ROOT} with {' + '.join(map(str, sources))} in {args.work / name}")
             folders[name] = args.work / name
         else:
@@ -183,7 +205,7 @@ def main(argv=None) -> int:
             break
         for model in args.model_list:
             for name, folder in folders.items():
-                command = pair_command(args.out.resolve(), model, name, pairs, args.steps, args.deepum_config)
+                command = pair_command(args.out.resolve(), model, name, pairs, args.steps, configs[name])
                 if args.dry_run:
                     print(f"({folder}) {shlex.join(command)}")
                     continue

@@ -1556,6 +1556,22 @@ def test_lockstep_ab_takes_turns_a_pair_at_a_time(capsys, tmp_path):
         assert f"--capacity {model}={ab.MODELS[model][1]}" in command
 
 
+def test_lockstep_ab_takes_a_config_as_a_tree_of_this_checkout(capsys, tmp_path):
+    (ab,) = load("lockstep_ab")
+    config = tmp_path / "no_invalidate.json"
+    config.write_text('{"invalidate": false}')
+    patch = tmp_path / "change.patch"
+    patch.write_text("")
+    assert ab.main(["--out", str(tmp_path / "out"), "--models", "gpt2", "--tree", f"off={config}",
+                    "--tree", f"change={patch}", "--dry-run"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert not any(line.startswith("build off") for line in out)  # nothing copied nor built for a config
+    runs = {line.split("--out ")[1].split()[0].rsplit("_", 1)[-1]: line for line in out if line.startswith("(")}
+    assert set(runs) == {"tree", "off", "change"}  # gpt2_this_tree, gpt2_off, gpt2_change
+    assert runs["off"].startswith(f"({ab.ROOT}) ") and f"--deepum-config {config}" in runs["off"]
+    assert "--deepum-config" not in runs["tree"] and "--deepum-config" not in runs["change"]
+
+
 def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_path):
     (ab,) = load("lockstep_ab")
     import subprocess
@@ -1619,8 +1635,11 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
 @pytest.mark.parametrize("argv, message", [
     (["--tree", "Before=x.patch"], "give NAME=SOURCE"),
     (["--tree", "this_tree=PATCH"], "the name 'this_tree' is taken"),
-    (["--tree", "before=x.txt"], "SOURCE must be .patch files joined by + or one .tgz"),
-    (["--tree", "before=PATCH+x.tgz"], "SOURCE must be .patch files joined by + or one .tgz"),
+    (["--tree", "before=x.txt"], "SOURCE must be .patch files joined by +, one .tgz or one .json"),
+    (["--tree", "before=PATCH+x.tgz"], "SOURCE must be .patch files joined by +, one .tgz or one .json"),
+    (["--tree", "before=PATCH+CONFIG"], "SOURCE must be .patch files joined by +, one .tgz or one .json"),
+    (["--tree", "slow=BAD_CONFIG"], "--tree 'slow="),
+    (["--deepum-config", "BAD_CONFIG"], "--deepum-config: "),
     (["--tree", "before=missing.patch"], "no file missing.patch"),
     (["--tree", "before=PATCH+missing.patch"], "no file missing.patch"),
     (["--models", "gpt3"], "--models: unknown gpt3"),
@@ -1632,7 +1651,12 @@ def test_lockstep_ab_refuses_bad_arguments(capsys, tmp_path, argv, message):
     (ab,) = load("lockstep_ab")
     patch = tmp_path / "x.patch"
     patch.write_text("")
-    argv = [a.replace("PATCH", str(patch)) for a in argv]
+    config = tmp_path / "c.json"
+    config.write_text('{"invalidate": false}')
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"lookahead": -3}')
+    argv = [a.replace("BAD_CONFIG", str(bad)).replace("PATCH", str(patch)).replace("CONFIG", str(config))
+            for a in argv]
     with pytest.raises(SystemExit) as exc:
         ab.main(["--out", str(tmp_path / "out"), "--dry-run", *argv])
     err = capsys.readouterr().err
