@@ -22,10 +22,10 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -139,7 +139,7 @@ def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepu
     sizes, capacity = MODELS[model]
     command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", model,
                "--size", f"{model}={sizes}", "--capacity", f"{model}={capacity}", "--lockstep",
-               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5", "--timeout", "150",
+               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5", "--timeout", str(150 + steps),
                "--resume"]
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
 
