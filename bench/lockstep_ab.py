@@ -139,8 +139,8 @@ def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepu
     sizes, capacity = MODELS[model]
     command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", model,
                "--size", f"{model}={sizes}", "--capacity", f"{model}={capacity}", "--lockstep",
-               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5", "--timeout", str(150 + steps),
-               "--resume"]
+               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5",
+               "--timeout", str(150 + steps), "--resume"]
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
 
 
@@ -174,7 +174,8 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
 
 
 def print_summary(rows: list[dict]) -> None:
-    print(f"{'model':<11} {'tree':<14} {'pairs':>5} {'median':>7} {'verdict':<10} {'deepum s':>9} {'none s':>7}  hook ms")
+    print(f"{'model':<11} {'tree':<14} {'pairs':>5} {'median':>7} {'verdict':<10} {'deepum s':>9} {'none s':>7}"
+          "  hook ms")
     for r in rows:
         if r["status"] != "ok":
             print(f"{r['model']:<11} {r['tree']:<14} {r['status']}")
