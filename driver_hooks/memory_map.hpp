@@ -102,11 +102,10 @@ class MemoryMap {
     std::lock_guard<std::mutex> lock(mutex_);
     if (on == awake_) return;
     awake_ = on;
-    for (SegmentTable::Segment& s : segments_.segments()) s.allocations.clear();
-    if (!on) return;
-    for (const auto& [addr, a] : live_)
-      if (SegmentTable::Segment* s = segments_.holding(addr)) s->allocations.emplace_back(addr, a.size);
-    for (SegmentTable::Segment& s : segments_.segments()) std::sort(s.allocations.begin(), s.allocations.end());
+    std::vector<std::pair<uint64_t, uint64_t>> live;  // none while asleep: no answer reads them
+    if (on)
+      for (const auto& [addr, a] : live_) live.emplace_back(addr, a.size);
+    segments_.assign_allocations(live);
   }
   void on_segment_alloc(uint64_t addr, uint64_t size) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -100,7 +100,13 @@ class SegmentTable {
   }
   // The segments by start.
   const std::vector<Segment>& segments() const { return by_start_; }
-  std::vector<Segment>& segments() { return by_start_; }
+  // Replaces every segment's allocations with those of `live` (start, size) that a segment holds.
+  void assign_allocations(const std::vector<std::pair<uint64_t, uint64_t>>& live) {
+    for (Segment& s : by_start_) s.allocations.clear();
+    for (const auto& [start, size] : live)
+      if (Segment* s = holding(start)) s->allocations.emplace_back(start, size);
+    for (Segment& s : by_start_) std::sort(s.allocations.begin(), s.allocations.end());
+  }
 
  private:
   std::vector<Segment>::iterator first_at_or_past(uint64_t start) {

@@ -154,9 +154,8 @@ MUTATIONS = {
     "memory-map-takes-no-fresh-blocks": (
         "driver_hooks/memory_map.hpp", "fresh_.insert(int64_t(b));", "(void)b;"),
     "waking-map-forgets-allocations-made-asleep": (
-        "driver_hooks/memory_map.hpp",
-        "      if (SegmentTable::Segment* s = segments_.holding(addr)) s->allocations.emplace_back(addr, a.size);",
-        "      (void)a;"),
+        "driver_hooks/memory_map.hpp", "      for (const auto& [addr, a] : live_) live.emplace_back(addr, a.size);",
+        "      (void)live_;"),
     "sleeping-map-answers-dead": (
         "driver_hooks/memory_map.hpp", "if (bytes != kBlockBytes || !awake_) return false;",
         "if (bytes != kBlockBytes) return false;"),
