@@ -173,6 +173,16 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
     return rows
 
 
+def device(out: Path) -> str | None:
+    """The GPU the pairs ran on, as the first of OUT's no_pressure.json records names it."""
+    for path in sorted(out.glob("*/no_pressure.json")):
+        try:
+            return json.loads(path.read_text()).get("device")
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def print_summary(rows: list[dict]) -> None:
     print(f"{'model':<11} {'tree':<14} {'pairs':>5} {'median':>7} {'verdict':<10} {'deepum s':>9} {'none s':>7}"
           "  hook ms")
@@ -191,9 +201,9 @@ def main(argv=None) -> int:
     folders = {THIS_TREE: ROOT}
     configs = {THIS_TREE: args.deepum_config}
     for name, sources in args.trees.items():
-        configs[name] = str(sources[0]) if is_config(sources) else args.deepum_config
+        configs[name] = args.deepum_config
         if is_config(sources):
-            folders[name] = ROOT
+            folders[name], configs[name] = ROOT, str(sources[0])
         elif args.dry_run:
             print(f"build {name}: a copy of {ROOT} with {' + '.join(map(str, sources))} in {args.work / name}")
             folders[name] = args.work / name
@@ -219,7 +229,7 @@ def main(argv=None) -> int:
         return 0
     rows = summary(args.out.resolve(), args.model_list, list(folders))
     print_summary(rows)
-    record = {"command": shlex.join([sys.executable, *sys.argv]),
+    record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]), "device": device(args.out),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "trees": {name: [str(s) for s in sources] for name, sources in args.trees.items()},
               "steps": args.steps, "rows": rows}
