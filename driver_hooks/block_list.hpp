@@ -13,10 +13,8 @@ constexpr Block kNone = -1;  // no block
 // UM block numbers (address >> kBlockShift) <-> dense indices.
 class BlockIndex {
  public:
-  // The dense index of `number`, numbering it next when new; `guess` (kNone: none), the index it
-  // likely has, is checked first, so that a right guess needs no lookup in the hash map.
-  Block dense(int64_t number, Block guess = kNone) {
-    if (guess != kNone && size_t(guess) < numbers_.size() && numbers_[size_t(guess)] == number) return guess;
+  // The dense index of `number`, numbering it next when new.
+  Block dense(int64_t number) {
     auto [it, added] = dense_.try_emplace(number, Block(numbers_.size()));
     if (added) numbers_.push_back(number);
     return it->second;
@@ -32,23 +30,6 @@ class BlockIndex {
  private:
   std::unordered_map<int64_t, Block> dense_;
   std::vector<int64_t> numbers_;
-};
-
-// Guesses the dense indices of one launch's blocks, numbered in ascending order: a tensor's blocks
-// are first seen together and ascending, so the block after the last one numbered likely has the index
-// after its index.
-class RunGuess {
- public:
-  Block guess(int64_t number) const { return last_ != kNone && number == last_number_ + 1 ? last_ + 1 : kNone; }
-  // Notes that `number` has index b; returns b.
-  Block note(int64_t number, Block b) {
-    last_number_ = number;
-    return last_ = b;
-  }
-
- private:
-  int64_t last_number_ = 0;
-  Block last_ = kNone;
 };
 
 // Doubly linked list over dense indices: O(1) push, remove and move to the back; ordered by insertion.

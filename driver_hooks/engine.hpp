@@ -197,17 +197,13 @@ class Engine : private MemoryFacts {
   void to_policy(const int64_t* numbers, size_t count, bool launching = false) {
     blocks_.clear();
     fresh_.clear();
-    portable_.clear();
-    {
-      std::lock_guard<std::mutex> lock(memory_.mutex());
-      const std::vector<int64_t> fresh = launching ? memory_.take_fresh() : std::vector<int64_t>{};
-      for (size_t i = 0; i < count; ++i)
-        if (const int64_t p = memory_.portable(numbers[i]); p >= 0) {
-          portable_.push_back(p);
-          fresh_.push_back(std::binary_search(fresh.begin(), fresh.end(), numbers[i]));
-        }
-    }
-    policy_.blocks(portable_.data(), portable_.size(), blocks_);
+    std::lock_guard<std::mutex> lock(memory_.mutex());
+    const std::vector<int64_t> fresh = launching ? memory_.take_fresh() : std::vector<int64_t>{};
+    for (size_t i = 0; i < count; ++i)
+      if (const int64_t p = memory_.portable(numbers[i]); p >= 0) {
+        blocks_.push_back(policy_.block(p));
+        fresh_.push_back(std::binary_search(fresh.begin(), fresh.end(), numbers[i]));
+      }
   }
 
   // Blocks of freed segments hold nothing anywhere: the policy stops counting them resident. A block
@@ -394,7 +390,6 @@ class Engine : private MemoryFacts {
   std::mutex mutex_;
   Policy policy_;
   std::vector<Block> blocks_;                   // the launching kernel's blocks, dense
-  std::vector<int64_t> portable_;               // their portable numbers, as to_policy found them
   std::vector<uint8_t> fresh_;                  // of each: it received an allocation since the launch before
   std::vector<CUstream> discard_users_;         // the launch's discards: streams that last used their blocks
   std::vector<Lanes> lanes_;                    // by dense block (grown as blocks come)

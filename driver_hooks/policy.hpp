@@ -146,16 +146,6 @@ class Policy {
     ensure(b);
     return b;
   }
-  // The dense indices of UM blocks `numbers` (a launch's, ascending within each tensor), appended to
-  // `out`: block() of each, with fewer lookups.
-  void blocks(const int64_t* numbers, size_t count, std::vector<Block>& out) {
-    RunGuess run;
-    for (size_t i = 0; i < count; ++i) {
-      const Block b = run.note(numbers[i], index_.dense(numbers[i], run.guess(numbers[i])));
-      ensure(b);
-      out.push_back(b);
-    }
-  }
   int64_t number(Block b) const { return index_.number(b); }
   // The dense block of `number` where it has one, else kNone (none is made).
   Block known_block(int64_t number) const { return index_.find(number); }

@@ -56,9 +56,9 @@ class PolicyUnderTest {
     std::vector<uint8_t> fresh;
     for (int64_t n : numbers) {
       if (n < 0) throw py::value_error("UM blocks are non-negative");
+      blocks.push_back(policy_.block(n));
       fresh.push_back(std::find(fresh_numbers.begin(), fresh_numbers.end(), n) != fresh_numbers.end());
     }
-    policy_.blocks(numbers.data(), numbers.size(), blocks);
     const LaunchPlan& plan = policy_.on_launch(exec_id, blocks.data(), blocks.size(), indexed, fill, fresh.data());
     py::list moves;
     for (const Decision& d : plan.moves) moves.append(py::make_tuple(move_name(d.move), policy_.number(d.block)));
@@ -80,13 +80,11 @@ class PolicyUnderTest {
     if (off.shape(0) != launches + 1 || off(launches) > num.shape(0) || flag.shape(0) != launches)
       throw py::value_error("offsets must hold one more entry than exec_ids, the last within numbers, and flags one "
                             "per launch");
-    std::vector<int64_t> checked(size_t(num.shape(0)));
+    std::vector<Block> blocks(size_t(num.shape(0)));
     for (py::ssize_t i = 0; i < num.shape(0); ++i) {
       if (num(i) < 0) throw py::value_error("UM blocks are non-negative");
-      checked[size_t(i)] = num(i);
+      blocks[size_t(i)] = policy_.block(num(i));
     }
-    std::vector<Block> blocks;
-    policy_.blocks(checked.data(), checked.size(), blocks);
     std::vector<uint8_t> buffer(displace_bytes);
     volatile uint8_t* const displaced = buffer.data();
     py::array_t<int64_t> times(launches);
@@ -100,10 +98,11 @@ class PolicyUnderTest {
     return times;
   }
   void wake(const std::vector<int64_t>& numbers) {
-    if (std::any_of(numbers.begin(), numbers.end(), [](int64_t n) { return n < 0; }))
-      throw py::value_error("UM blocks are non-negative");
     std::vector<Block> blocks;
-    policy_.blocks(numbers.data(), numbers.size(), blocks);
+    for (int64_t n : numbers) {
+      if (n < 0) throw py::value_error("UM blocks are non-negative");
+      blocks.push_back(policy_.block(n));
+    }
     policy_.wake(blocks.data(), blocks.size());
   }
   void set_dead(int64_t number, bool dead) {

@@ -44,9 +44,6 @@ MUTATIONS = {
         "return const_cast<BlockIndex*>(this)->dense(number);"),
     "late-lessons-keep-an-exec-id-settled": (
         "driver_hooks/correlation.hpp", "it->second.settled = false;", ""),
-    "block-guess-taken-unchecked": (
-        "driver_hooks/block_list.hpp", "size_t(guess) < numbers_.size() && numbers_[size_t(guess)] == number",
-        "size_t(guess) < numbers_.size()"),
     "allocation-span-ends-at-the-last-start": (
         "driver_hooks/segment_table.hpp", "span_end_ = std::max(span_end_, s.end());", "span_end_ = std::max(span_end_, s.start);"),
     "allocation-span-skips-the-first-start": (
