@@ -38,7 +38,7 @@ class SegmentTable {
     }
     // Records an allocation at `start` of `size` bytes, replacing one at the same start.
     void allocate(uint64_t start, uint64_t size) {
-      auto it = std::lower_bound(allocations.begin(), allocations.end(), std::pair{start, uint64_t(0)});
+      auto it = at_or_past(start);
       if (it != allocations.end() && it->first == start)
         it->second = size;
       else
@@ -46,8 +46,13 @@ class SegmentTable {
     }
     // Forgets the allocation at `start`, if any.
     void free(uint64_t start) {
-      auto it = std::lower_bound(allocations.begin(), allocations.end(), std::pair{start, uint64_t(0)});
+      auto it = at_or_past(start);
       if (it != allocations.end() && it->first == start) allocations.erase(it);
+    }
+
+   private:
+    std::vector<std::pair<uint64_t, uint64_t>>::iterator at_or_past(uint64_t start) {
+      return std::lower_bound(allocations.begin(), allocations.end(), std::pair{start, uint64_t(0)});
     }
   };
 
@@ -76,9 +81,10 @@ class SegmentTable {
     return it != by_start_.end() && it->start == start ? &*it : nullptr;
   }
   // The segment whose bytes hold address p, or null. Most words of a kernel's arguments are no
-  // address (sizes, strides, scalars): those outside the segments' span are answered without a search.
+  // address (sizes, strides, scalars): those outside the segments' span (segments do not overlap, so
+  // the last by start ends last) are answered without a search.
   const Segment* holding(uint64_t p) const {
-    if (by_start_.empty() || p < by_start_.front().start || p >= span_end_) return nullptr;
+    if (by_start_.empty() || p < by_start_.front().start || p >= by_start_.back().end()) return nullptr;
     auto it = first_past(p);
     if (it == by_start_.begin()) return nullptr;
     --it;
@@ -122,8 +128,6 @@ class SegmentTable {
                             [](uint64_t q, const Segment& s) { return q < s.start; });
   }
   void index_places() {
-    span_end_ = 0;
-    for (const Segment& s : by_start_) span_end_ = std::max(span_end_, s.end());
     by_place_.resize(by_start_.size());
     for (uint32_t i = 0; i < by_place_.size(); ++i) by_place_[i] = i;
     std::sort(by_place_.begin(), by_place_.end(),
@@ -132,7 +136,6 @@ class SegmentTable {
 
   std::vector<Segment> by_start_;  // sorted by start
   std::vector<uint32_t> by_place_;  // indexes into by_start_, sorted by place
-  uint64_t span_end_ = 0;           // the greatest end of a segment
 };
 
 }  // namespace deepum

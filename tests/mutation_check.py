@@ -45,7 +45,8 @@ MUTATIONS = {
     "late-lessons-keep-an-exec-id-settled": (
         "driver_hooks/correlation.hpp", "it->second.settled = false;", ""),
     "allocation-span-ends-at-the-last-start": (
-        "driver_hooks/segment_table.hpp", "span_end_ = std::max(span_end_, s.end());", "span_end_ = std::max(span_end_, s.start);"),
+        "driver_hooks/segment_table.hpp", "p >= by_start_.back().end()) return nullptr;",
+        "p >= by_start_.back().start) return nullptr;"),
     "allocation-span-skips-the-first-start": (
         "driver_hooks/segment_table.hpp", "p < by_start_.front().start ||", "p <= by_start_.front().start ||"),
     "host-map-one-use-too-many": (
