@@ -33,8 +33,10 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   prefetched bytes were used is not observable block by block, so no byte-level accuracy is given;
 - link_busy_s_per_step ({"h2d", "d2h"}: seconds the host link was busy migrating managed memory each
   way, deepum.stats()'s h2d_link_busy_ns and d2h_link_busy_ns), hook_s_per_step (CPU time of the
-  launch hook), hook_split_s_per_step (its parts: scan, policy, wait, demand, submit; and release and
-  translate, two parts of policy) and
+  launch hook), hook_split_s_per_step (its parts: scan, policy, wait, demand, submit; release and
+  translate, two parts of policy; submit_command, submit_mark and submit_hand, the three of submit),
+  hand_overs_per_step and handed_commands_per_step (the launches that handed moves to the worker, and
+  the moves, a block each) and
   worker_s_per_step (CPU time the worker spent issuing prefetches, evictions, discards, populations and
   host-mapping advice); gpu_busy_s_per_step (the time the GPU ran kernels, deepum.stats()'s
   gpu_busy_ns; None where the engine slept, as kernel records are off then) and gpu_idle_s_per_step
@@ -104,9 +106,11 @@ from deepum.units import parse_size  # noqa: E402
 BYTE_COUNTERS = ("fault_h2d_bytes", "prefetch_h2d_bytes", "other_h2d_bytes", "d2h_bytes", "prefetch_bytes",
                  "evict_bytes")
 """Per-iteration byte counters of deepum.stats() averaged into bytes_per_step."""
-HOOK_PARTS = ("scan", "policy", "wait", "demand", "submit", "release", "translate")
+HOOK_PARTS = ("scan", "policy", "wait", "demand", "submit", "release", "translate", "submit_command", "submit_mark",
+              "submit_hand")
 """The parts of the launch hook's time (stats() keys hook_<part>_ns) averaged into hook_split_s_per_step;
-the first five add up to the hook's time, the last two are parts of policy's."""
+the first five add up to the hook's time, release and translate are parts of policy's, the last three
+of submit's."""
 WORKER_PARTS = ("prefetch", "evict", "discard", "populate", "map")
 """The kinds of move whose issuing time (stats() keys worker_<part>_ns) is averaged into worker_s_per_step."""
 
@@ -288,6 +292,8 @@ def step_figures(step_s: list[float], per_iteration: list[dict], warmup: int, ba
         "worker_s_per_step": {part: _seconds(_mean(rows, f"worker_{part}_ns")) for part in WORKER_PARTS},
         "gpu_busy_s_per_step": gpu_busy,
         "launch_driver_s_per_step": _seconds(_mean(rows, "launch_driver_ns")),
+        "hand_overs_per_step": _mean(rows, "hand_overs"),
+        "handed_commands_per_step": _mean(rows, "handed_commands"),
         "gpu_idle_s_per_step": None if gpu_busy is None else median - gpu_busy,
     })
     return figures

@@ -65,6 +65,11 @@ class DeepUMConfig:
                                              "are that iteration's next launches instead of the correlation tables' "
                                              "prediction; 0: the tables alone (off by default: on the GPU it moved "
                                              "fewer bytes but took no less time a step, docs/results.md)")
+    prefetch_batch: int = _size(1, 1, 64, "deepum policy: the prediction window's entries are prefetched a batch at a "
+                                          "time, once the nearest entry not yet prefetched is needed within lookahead + "
+                                          "1 - prefetch_batch launches (the batch at most the lookahead): each launch's "
+                                          "new prediction waits up to prefetch_batch - 1 launches, and their moves go to "
+                                          "the worker in one hand-over; 1 prefetches at every launch")
     learn_from: str = _choice("accesses", LEARN_FROM,
                               "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
                               "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "

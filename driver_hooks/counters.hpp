@@ -67,6 +67,11 @@ struct Counters {
   // missing blocks prefetched on its stream, the other moves handed to the worker
   std::atomic<uint64_t> hook_scan_ns{0}, hook_policy_ns{0}, hook_wait_ns{0}, hook_demand_ns{0}, hook_submit_ns{0};
   std::atomic<uint64_t> hook_release_ns{0}, hook_translate_ns{0};  // of hook_policy_ns
+  // ... of hook_submit_ns: making the commands (under the memory map's lock), recording the marks and
+  // events they run after, and handing them to the worker and the move threads; the hand-overs that
+  // handed any command, and the commands handed
+  std::atomic<uint64_t> hook_submit_command_ns{0}, hook_submit_mark_ns{0}, hook_submit_hand_ns{0};
+  std::atomic<uint64_t> hand_overs{0}, handed_commands{0};
   std::atomic<uint64_t> fault_lessons{0}, faults_learned{0};  // launches and blocks learned from the fault log
   // CPU time the worker spent issuing each kind of move (a migration to the host returns only once its
   // copies are done and its pages mapped on the host): prefetches, evictions, discards, populations,

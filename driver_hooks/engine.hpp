@@ -274,6 +274,7 @@ class Engine : private MemoryFacts {
   // may be far ahead). Discards and populations also wait for the work queued on the streams that
   // last used their blocks' memory: a freed tensor's kernels may still be queued on a side stream.
   void submit(const LaunchPlan& plan, CUstream stream) {
+    Stopwatch clock;
     std::vector<Decision> order;
     for (const Decision& d : plan.moves)
       if (d.move == Move::kMapHost || d.move == Move::kMapGpu) order.push_back(d);
@@ -296,6 +297,7 @@ class Engine : private MemoryFacts {
           decided.push_back(d.block);
         }
     }
+    counters_.hook_submit_command_ns += clock.lap();
     if (commands.empty()) return;
     // The threads of a pool wait for marks, the worker for events: each is made only for those that wait.
     bool marked = false, evented = false;
@@ -309,12 +311,16 @@ class Engine : private MemoryFacts {
     std::shared_ptr<const After> discards_after = after;
     discard_users_.erase(std::remove(discard_users_.begin(), discard_users_.end(), stream), discard_users_.end());
     if (!discard_users_.empty()) discards_after = work_before(discard_users_, after, marked, evented);
+    counters_.hook_submit_mark_ns += clock.lap();
+    counters_.hand_overs++;
+    counters_.handed_commands += commands.size();
     for (size_t i = 0; i < commands.size(); ++i) {
       Command& c = commands[i];
       c.after = c.op == Op::kDiscard || c.op == Op::kPopulate ? discards_after : after;
       number(c, lanes(decided[i]));
     }
     worker_.submit(std::move(commands));
+    counters_.hook_submit_hand_ns += clock.lap();
   }
 
   // The work queued now on each of `streams`, beside the events and marks of `also`: as marks where

@@ -224,6 +224,11 @@ py::dict stats() {
   out["hook_wait_ns"] = rt.counters.hook_wait_ns.load();
   out["hook_demand_ns"] = rt.counters.hook_demand_ns.load();
   out["hook_submit_ns"] = rt.counters.hook_submit_ns.load();
+  out["hook_submit_command_ns"] = rt.counters.hook_submit_command_ns.load();
+  out["hook_submit_mark_ns"] = rt.counters.hook_submit_mark_ns.load();
+  out["hook_submit_hand_ns"] = rt.counters.hook_submit_hand_ns.load();
+  out["hand_overs"] = rt.counters.hand_overs.load();
+  out["handed_commands"] = rt.counters.handed_commands.load();
   out["worker_prefetch_ns"] = rt.counters.worker_prefetch_ns.load();
   out["worker_evict_ns"] = rt.counters.worker_evict_ns.load();
   out["worker_discard_ns"] = rt.counters.worker_discard_ns.load();

@@ -15,6 +15,7 @@ enum class Eviction : uint8_t { kLru, kNextUse };
 struct Options {
   Mode mode = Mode::kUm;
   CorrelationConfig tables;  // tables.lookahead is the window's length, also the oracle's
+  size_t prefetch_batch = 1;  // deepum: window entries prefetched at once (the nearest due within lookahead + 1 - batch)
   LearnFrom learn_from = LearnFrom::kAccesses;
   Eviction eviction = Eviction::kNextUse;
   size_t foresight_iterations = 1;  // iterations next-use eviction remembers to foresee from

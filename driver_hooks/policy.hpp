@@ -12,6 +12,8 @@
 //   the driver's rule (least recently migrated, not in use) when the rule finds none;
 // - prefetches of the window's blocks in need order, entry by entry, evicting for room; a prefetch
 //   stops where no victim is allowed (a victim foreseen before the kernel it makes room for is not);
+//   the entries not yet prefetched wait until the nearest is needed within lookahead + 1 - batch
+//   launches (prefetch_batch, at most the lookahead), so that several launches' go at once;
 // - invalidation: with it, a victim or a prefetched block that is dead moves without a copy;
 // - the schedule (schedule.hpp), while the iteration's launches match the planned ones: its victims
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
@@ -209,7 +211,7 @@ class Policy {
     }
     if (following)
       follow(step);
-    else if (trusting)
+    else if (trusting && prefetches_due())
       plan_prefetches();
     peak_ = std::max(peak_, resident_count_);
     return plan_;
@@ -486,6 +488,13 @@ class Policy {
       plan_.moves.push_back({invalidates() && memory_.choose_discard(m.block, ticket) ? Move::kPopulate : Move::kPrefetch,
                              m.block, ticket});
     }
+  }
+
+  // Whether the window's entries not yet prefetched are due: the nearest is needed within
+  // lookahead + 1 - batch launches (always, with a batch of 1).
+  bool prefetches_due() const {
+    const size_t lookahead = options_.tables.lookahead;
+    return issued_ + std::min(options_.prefetch_batch, lookahead) <= lookahead + 1;
   }
 
   // The window's blocks in need order, entry by entry (each entry's prefetches in address order, so

@@ -34,6 +34,11 @@ MUTATIONS = {
     "held-lessons-not-caught-up": (
         "driver_hooks/correlation.hpp",
         "for (size_t i = 0; i < matched_; ++i) learn(running_->blocks, i ? lessons[i - 1] : kNoBlock, lessons[i]);", ""),
+    "prefetch-batch-ignored": (
+        "driver_hooks/policy.hpp", "else if (trusting && prefetches_due())", "else if (trusting)"),
+    "prefetch-batch-beyond-the-lookahead": (
+        "driver_hooks/policy.hpp", "return issued_ + std::min(options_.prefetch_batch, lookahead) <= lookahead + 1;",
+        "return issued_ + options_.prefetch_batch <= lookahead + 1;"),
     "recall-drops-the-followed-iteration": (
         "driver_hooks/predictor.hpp", "if (following_ >= 0 && same(size_t(following_))) return;", ""),
     "recall-forgets-across-iterations": (

@@ -465,7 +465,11 @@ def stats() -> dict:
       blocks for the policy and finding their migrations in flight), ``hook_wait_ns`` making the
       kernel's stream wait for its blocks' migrations, ``hook_demand_ns`` prefetching its missing blocks
       on its stream, ``hook_submit_ns`` handing the other moves to the worker (events recorded on the
-      launching stream included). ``launch_driver_ns``: time those launch calls took in the driver
+      launching stream included; of it ``hook_submit_command_ns`` making their commands under the
+      memory map's lock, ``hook_submit_mark_ns`` recording the marks and events they run after,
+      ``hook_submit_hand_ns`` handing them to the worker and the move threads). ``hand_overs``: the
+      launches that handed commands over; ``handed_commands``: the commands, a block's move each.
+      ``launch_driver_ns``: time those launch calls took in the driver
       after the hook returned: long when the launch queue is full, the GPU far behind the launching
       thread.
     - ``worker_prefetch_ns``, ``worker_evict_ns``, ``worker_discard_ns``, ``worker_populate_ns``,
@@ -609,7 +613,8 @@ _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", 
                   "direct_prefetch_refusals", "direct_prefetch_wait_ns",
                   "direct_discard_refusals", "direct_discard_wait_ns", "hook_ns",
                   "hook_scan_ns", "hook_policy_ns", "hook_release_ns", "hook_translate_ns", "hook_wait_ns",
-                  "hook_demand_ns", "hook_submit_ns", "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
+                  "hook_demand_ns", "hook_submit_ns", "hook_submit_command_ns", "hook_submit_mark_ns",
+                  "hook_submit_hand_ns", "hand_overs", "handed_commands", "worker_prefetch_ns", "worker_evict_ns", "worker_discard_ns", "worker_populate_ns", "worker_map_ns",
                   "demand_prefetch_bytes", "allocation_waits_for_discard", "allocation_holds_for_discard",
                   "fault_lessons", "faults_learned",
                   "faults_attributed", "faults_unattributed")

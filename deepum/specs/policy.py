@@ -16,7 +16,10 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
    rule (least recently migrated, not in use) when the rule finds none.
 5. **Prefetches** of the window's blocks in need order, entry by entry, each entry's blocks in address
    order, evicting for room; it stops where no victim is allowed: a victim for the prefetch of entry i
-   must not be foreseen at or before launch ``launch + i + 1``.
+   must not be foreseen at or before launch ``launch + i + 1``. The entries not yet prefetched wait
+   until the nearest of them (entry i, needed i launches on) is due: ``i + min(prefetch_batch,
+   lookahead) <= lookahead + 1``, so that a batch of launches' predictions is prefetched at once
+   (with ``prefetch_batch`` 1, at every launch).
    **The schedule** (deepum with ``schedule``, deepum.specs.schedule) replaces step 5, and adds its
    evictions before step 4, while the iteration's launches match the planned ones: its victims
    for this launch leave (those resident and not used by the running kernel), then its prefetches are
@@ -203,7 +206,7 @@ class Policy:
             self._evict(victim)
         if following:
             self._follow(step)
-        elif trusting:
+        elif trusting and self._prefetches_due():
             self._plan_prefetches()
         self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
         return LaunchPlan(demand_prefetch, self._moves)
@@ -397,6 +400,10 @@ class Policy:
                 self._evict(victim)
             self._arrive(move.block)
             self._moves.append(("populate" if self._invalidates() and self._dead(move.block) else "prefetch", move.block))
+
+    def _prefetches_due(self) -> bool:
+        lookahead = self.config.lookahead
+        return self._issued + min(self.config.prefetch_batch, lookahead) <= lookahead + 1
 
     def _plan_prefetches(self) -> None:
         while self._issued < len(self._window):
