@@ -247,22 +247,27 @@ def test_a_prefetch_does_not_evict_a_block_needed_before_the_kernel_it_is_for():
     assert pair.launch(22, [4, 5]) == (True, [("demand", 4), ("demand", 5), ("evict", 2), ("evict", 3)])
 
 
-def test_a_prefetch_batch_hands_several_launches_predictions_over_at_once_and_none_late():
-    """Twelve kernels of one block each on a GPU of six, a window of four kernels ahead. Learned, a
-    batch of 1 prefetches the window's new entry at almost every launch; a batch of 3 lets entries wait
-    until the nearest not yet prefetched is needed within two launches, so that the full window's
-    prefetches come every third launch, several kernels' at once, and still no block comes on demand."""
-    iteration = [(30 + k, [k]) for k in range(12)]
+# Twelve kernels of one block each, on a GPU of six blocks.
+ONE_BLOCK_KERNELS = [(30 + k, [k]) for k in range(12)]
 
-    def steady_moves(batch: int) -> list[list]:
-        pair = _both("deepum", 6, eviction="next_use", lookahead=4, confident_hits=0, prefetch_batch=batch)
-        _teach(pair, iteration, times=3)
-        return [pair.launch(exec_id, blocks)[1] for exec_id, blocks in iteration * 2]
+
+def _steady_moves(lookahead: int, batch: int) -> list[list]:
+    """The moves of two learned iterations of ONE_BLOCK_KERNELS, launch by launch."""
+    pair = _both("deepum", 6, eviction="next_use", lookahead=lookahead, confident_hits=0, prefetch_batch=batch)
+    _teach(pair, ONE_BLOCK_KERNELS, times=3)
+    return [pair.launch(exec_id, blocks)[1] for exec_id, blocks in ONE_BLOCK_KERNELS * 2]
+
+
+def test_a_prefetch_batch_hands_several_launches_predictions_over_at_once_and_none_late():
+    """A window of four kernels ahead. Learned, a batch of 1 prefetches the window's new entry at almost
+    every launch; a batch of 3 lets entries wait until the nearest not yet prefetched is needed within
+    two launches, so that the full window's prefetches come every third launch, several kernels' at
+    once, and still no block comes on demand."""
 
     def prefetching(moves: list[list]) -> list[int]:
         return [i for i, m in enumerate(moves) if any(move == "prefetch" for move, _ in m)]
 
-    every, batched = steady_moves(1), steady_moves(3)
+    every, batched = _steady_moves(4, 1), _steady_moves(4, 3)
     assert not any(move == "demand" for m in every + batched for move, _ in m)
     assert len(prefetching(batched)) <= 2 * len(prefetching(every)) // 3
     gaps = [b - a for a, b in zip(prefetching(batched), prefetching(batched)[1:])]
@@ -273,15 +278,8 @@ def test_a_prefetch_batch_hands_several_launches_predictions_over_at_once_and_no
 def test_a_prefetch_batch_beyond_the_lookahead_is_the_lookahead():
     """A window of two kernels ahead cannot wait for eight launches' predictions: a batch of 8 decides
     as a batch of 2 does, and once learned no block comes on demand."""
-    iteration = [(30 + k, [k]) for k in range(12)]
-
-    def steady_moves(batch: int) -> list[list]:
-        pair = _both("deepum", 6, eviction="next_use", lookahead=2, confident_hits=0, prefetch_batch=batch)
-        _teach(pair, iteration, times=3)
-        return [pair.launch(exec_id, blocks)[1] for exec_id, blocks in iteration * 2]
-
-    beyond = steady_moves(8)
-    assert beyond == steady_moves(2)
+    beyond = _steady_moves(2, 8)
+    assert beyond == _steady_moves(2, 2)
     assert any(move == "prefetch" for m in beyond for move, _ in m)
     assert not any(move == "demand" for m in beyond for move, _ in m)
 

@@ -8,6 +8,7 @@ policy core launch by launch as bench/policy_cost.py does (the trace's memory ev
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -28,7 +29,7 @@ STEADY = range(4, 7)
 BEFORE_OPTIMIZER = [(400, 100), (100, 32), (32, 0)]
 
 
-def launch_moves(trace, config: DeepUMConfig) -> list[dict]:
+def launch_moves(trace, config: DeepUMConfig) -> list[Counter]:
     """Each launch's moves by kind (blocks)."""
     policy = policy_cost.new_policy(CAPACITY, config)
     memory = policy_cost.TraceMemory(trace, policy)
@@ -40,19 +41,12 @@ def launch_moves(trace, config: DeepUMConfig) -> list[dict]:
             policy.next_iteration()
         blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
         _, decided = policy.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2), [])
-        counts: dict = {}
-        for move, _ in decided:
-            counts[move] = counts.get(move, 0) + 1
-        moves.append(counts)
+        moves.append(Counter(move for move, _ in decided))
     return moves
 
 
-def summed(moves: list[dict], launches) -> dict:
-    total: dict = {}
-    for k in launches:
-        for move, n in moves[k].items():
-            total[move] = total.get(move, 0) + n
-    return dict(sorted(total.items()))
+def summed(moves: list[Counter], launches) -> dict:
+    return dict(sorted(sum((moves[k] for k in launches), Counter()).items()))
 
 
 def main() -> None:
