@@ -151,6 +151,10 @@ class Engine : private MemoryFacts {
     std::lock_guard<std::mutex> lock(mutex_);
     return policy_.kernel_misses();
   }
+  uint64_t repeated_launches() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return policy_.repeated_launches();
+  }
   size_t table_bytes() {
     std::lock_guard<std::mutex> lock(mutex_);
     return policy_.table_bytes();

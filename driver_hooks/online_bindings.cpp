@@ -246,6 +246,7 @@ py::dict stats() {
     out["resident_bytes"] = rt.engine->resident_bytes();
     out["kernel_prediction_hits"] = rt.engine->kernel_hits();
     out["kernel_prediction_misses"] = rt.engine->kernel_misses();
+    out["repeated_plan_launches"] = rt.engine->repeated_launches();
     out["table_bytes"] = rt.engine->table_bytes();
   }
   return out;

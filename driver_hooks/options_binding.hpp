@@ -47,6 +47,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   out.schedule = c["schedule"].cast<bool>();
   out.schedule_ahead = c["schedule_ahead"].cast<size_t>();
   out.schedule_accesses = c["schedule_accesses"].cast<size_t>();
+  out.repeat_plans_percent = c["repeat_plans_percent"].cast<size_t>();
   out.confident_hits = c["confident_hits"].cast<size_t>();
   out.prefetch_batch = c["prefetch_batch"].cast<size_t>();
   out.host_map_uses = c["host_map_uses"].cast<size_t>();

@@ -18,6 +18,13 @@
 // - the schedule (schedule.hpp), while the iteration's launches match the planned ones: its victims
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
 //   replacement rule where a slot is still lacking.
+// - repeated plans (deepum with repeat_plans_percent, not with the schedule; plan_records.hpp): once
+//   an iteration under pressure launched and decided what the iteration one (else two) before it did
+//   at that share of its places, the next repeats the latest such plans: a launch matching its place
+//   takes the remembered plan if it still fits the residency (fits()), copied or not as its blocks'
+//   deadness is now, without the predictor's and the replacement rule's work (they start an iteration
+//   again where one is decided in full); one that does not is decided by its own blocks alone
+//   (decide_alone()) and the iteration goes on repeating.
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
@@ -57,6 +64,7 @@
 #include "block_list.hpp"
 #include "next_use.hpp"
 #include "options.hpp"
+#include "plan_records.hpp"
 #include "prefetcher.hpp"
 #include "replacement.hpp"
 #include "schedule.hpp"
@@ -138,6 +146,8 @@ class Policy {
     if (options_.mode == Mode::kOracle && (!prefetcher_ || !replacement_))
       throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
     if (deepum) learn_afresh();
+    if (deepum && options_.repeat_plans_percent > 0 && !options_.schedule)
+      plans_ = std::make_unique<PlanRecords>(options_.repeat_plans_percent);
     if (options_.mode == Mode::kOracle && options_.host_map_uses > 0)
       oracle_counts_ = std::make_unique<NextUseEviction>(options_.foresight_iterations);
   }
@@ -159,6 +169,13 @@ class Policy {
                               const uint8_t* fresh = nullptr) {
     plan_.moves.clear();
     launch_ += 1;
+    if (repeating_) {
+      if (!repeat(exec_id, blocks, count)) decide_alone(blocks, count);
+      peak_ = std::max(peak_, resident_count_);
+      plans_->record(exec_id, blocks, count, plan_.moves);
+      plan_.demand_prefetch = options_.prefetch && options_.learn_from == LearnFrom::kAccesses;
+      return plan_;
+    }
     const bool on_trial = warm_.state == WarmStart::kOnTrial;
     if ((replacement_ || schedule_ || on_trial) && launch_ - foresight_start_ >= kLongestIteration) start_foresight(launch_);
     if (map_at_next_launch_) {
@@ -180,10 +197,7 @@ class Policy {
       ensure(b);
       count_touched(b);
       used_by_[b] = launch_;
-      if (touched_in_[b] != iteration_ + 1) {
-        touched_in_[b] = iteration_ + 1;
-        touched_this_iteration_ += 1;
-      }
+      touch(b);
       if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);
       if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
       if (counts) counts->count_use(b, launch_, fresh && fresh[i], fill);
@@ -214,6 +228,7 @@ class Policy {
     else if (trusting && prefetches_due())
       plan_prefetches();
     peak_ = std::max(peak_, resident_count_);
+    if (plans_) plans_->record(exec_id, blocks, count, plan_.moves);
     return plan_;
   }
 
@@ -243,7 +258,16 @@ class Policy {
     const int64_t touched = touched_this_iteration_;
     iteration_ += 1;
     touched_this_iteration_ = 0;
-    start_foresight(launch_ + 1);
+    if (plans_) {
+      std::shared_ptr<const PlannedIteration> repeated = plans_->end_iteration();
+      repeating_ = under_pressure() && warm_.state != WarmStart::kOnTrial ? std::move(repeated) : nullptr;
+    }
+    if (!repeating_) {
+      start_foresight(launch_ + 1);
+    } else {  // the learners start the iteration only if it stops repeating
+      predicted_ = false;
+      foresight_start_ = launch_ + 1;
+    }
     return touched;
   }
 
@@ -263,6 +287,7 @@ class Policy {
   uint64_t launches() const { return launch_; }
   uint64_t kernel_hits() const { return prefetcher_ ? prefetcher_->kernel_hits() : 0; }
   uint64_t kernel_misses() const { return prefetcher_ ? prefetcher_->kernel_misses() : 0; }
+  uint64_t repeated_launches() const { return repeated_launches_; }  // launches that took a remembered plan
   size_t table_bytes() const { return prefetcher_ ? prefetcher_->table_bytes() : 0; }
 
   // What deepum has learned, in state_io.hpp's layout (docs/warm-start.md).
@@ -381,6 +406,127 @@ class Policy {
     used_by_.resize(n, 0);
     touched_in_.resize(n, 0);
     counted_.resize(n, 0);
+  }
+
+  void touch(Block b) {
+    if (touched_in_[b] == iteration_ + 1) return;
+    touched_in_[b] = iteration_ + 1;
+    touched_this_iteration_ += 1;
+  }
+
+  // The launch at this place of the repeated iteration takes its plan, if it matches and fits.
+  bool repeat(uint64_t exec_id, const Block* blocks, size_t count) {
+    const PlannedIteration& r = *repeating_;
+    const size_t place = plans_->place();
+    if (place >= r.launches() || r.exec_ids[place] != exec_id) return false;
+    const size_t first = r.blocks_from(place);
+    if (r.block_ends[place] - first != count || !std::equal(blocks, blocks + count, r.blocks.begin() + first))
+      return false;
+    const PlannedIteration::Planned* moves = r.moves.data() + r.moves_from(place);
+    const size_t n = r.move_ends[place] - r.moves_from(place);
+    if (!fits(blocks, count, moves, n)) return false;
+    for (size_t i = 0; i < count; ++i) touch(blocks[i]);
+    for (size_t k = 0; k < n; ++k) replay(Move(moves[k].move), moves[k].block);
+    repeated_launches_ += 1;
+    return true;
+  }
+
+  // A launch of a repeated iteration that takes no remembered plan: its missing blocks are demanded
+  // and, while over the capacity, the driver's rule makes room among the blocks it does not use.
+  void decide_alone(const Block* blocks, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      used_by_[blocks[i]] = launch_;
+      touch(blocks[i]);
+    }
+    for (size_t i = 0; i < count; ++i)
+      if (!resident_[blocks[i]] && !host_mapped_[blocks[i]]) {
+        make_resident(blocks[i]);
+        plan_.moves.push_back({Move::kDemand, blocks[i], 0});
+      }
+    while (resident_count_ > capacity_) {
+      const Block v = lru_.victim(launch_, Asking(*this, false, true), 0);
+      if (v == kNone) break;
+      evict(v);
+    }
+  }
+
+  // Whether a remembered plan's moves can be made now, in order: each demanded, prefetched or
+  // populated block neither resident nor mapped (the demanded ones exactly the launch's blocks that are
+  // neither), each leaving block resident (the launch being the remembered one, never its own), each
+  // mapping as the move needs, none prefetched or mapped that is not memory, none mapped that is dead,
+  // and the capacity kept after it.
+  bool fits(const Block* blocks, size_t count, const PlannedIteration::Planned* moves, size_t n) {
+    enum : uint8_t { kNowhere, kGpu, kHostMap };
+    fit_.clear();  // where the moves so far leave a block, latest last
+    const auto where = [this](Block b) -> uint8_t {
+      for (auto it = fit_.rbegin(); it != fit_.rend(); ++it)
+        if (it->first == b) return it->second;
+      return resident_[b] ? kGpu : host_mapped_[b] ? kHostMap : kNowhere;
+    };
+    size_t k = 0;
+    const auto next_demand = [&] {
+      while (k < n && Move(moves[k].move) != Move::kDemand) ++k;
+    };
+    for (size_t i = 0; i < count; ++i) {
+      if (resident_[blocks[i]] || host_mapped_[blocks[i]]) continue;
+      next_demand();
+      if (k == n || moves[k].block != blocks[i]) return false;
+      ++k;
+    }
+    next_demand();
+    if (k != n) return false;
+    int64_t resident = resident_count_;
+    for (size_t j = 0; j < n; ++j) {
+      const Move move = Move(moves[j].move);
+      const Block b = moves[j].block;
+      const uint8_t here = where(b);
+      if (move == Move::kDemand || move == Move::kPrefetch || move == Move::kPopulate) {
+        if (here != kNowhere || (move != Move::kDemand && !memory_.exists(b))) return false;
+        fit_.emplace_back(b, kGpu);
+        resident += 1;
+      } else if (move == Move::kMapGpu) {
+        if (here != kHostMap) return false;
+        fit_.emplace_back(b, kNowhere);
+      } else if (move == Move::kMapHost && here != kGpu) {
+        if (here != kNowhere || !memory_.exists(b) || memory_.dead(b)) return false;
+        fit_.emplace_back(b, kHostMap);
+      } else {  // evict, discard, or the mapping of a resident block: it leaves
+        if (here != kGpu || (move == Move::kMapHost && memory_.dead(b))) return false;
+        fit_.emplace_back(b, move == Move::kMapHost ? kHostMap : kNowhere);
+        resident -= 1;
+      }
+    }
+    return resident <= capacity_;
+  }
+
+  // One move of a plan that fits, copied or not as the block's deadness is now.
+  void replay(Move move, Block b) {
+    uint64_t ticket = 0;
+    switch (move) {
+      case Move::kDemand:
+        make_resident(b);
+        break;
+      case Move::kPrefetch:
+      case Move::kPopulate:
+        make_resident(b);
+        move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kPopulate : Move::kPrefetch;
+        break;
+      case Move::kMapGpu:
+        host_mapped_[b] = 0;
+        break;
+      default:
+        if (!resident_[b]) {  // mapped from the host
+          host_mapped_[b] = 1;
+          break;
+        }
+        leave(b);
+        map_when_evicted_[b] = 0;
+        if (move == Move::kMapHost)
+          host_mapped_[b] = 1;
+        else
+          move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict;
+    }
+    plan_.moves.push_back({move, b, ticket});
   }
 
   void count_touched(Block b) {
@@ -626,6 +772,10 @@ class Policy {
   std::unique_ptr<Prefetcher> prefetcher_;      // null: nothing is predicted (um, advise)
   std::unique_ptr<Replacement> replacement_;    // deepum with pre-eviction, oracle; null: LRU
   std::unique_ptr<Schedule> schedule_;          // deepum with schedule; null: the window alone
+  std::unique_ptr<PlanRecords> plans_;          // deepum with repeat_plans_percent; null: every launch decided in full
+  std::shared_ptr<const PlannedIteration> repeating_;  // the remembered iteration this one repeats; null: none
+  uint64_t repeated_launches_ = 0;
+  std::vector<std::pair<Block, uint8_t>> fit_;  // fits(): where the moves so far leave a block
   CorrelationPrefetcher* correlation_ = nullptr;  // deepum: prefetcher_
   NextUseReplacement* next_use_ = nullptr;        // deepum with next-use eviction: replacement_
   std::unique_ptr<NextUseEviction> oracle_counts_;  // the oracle with host mapping: its uses, counted

@@ -163,7 +163,8 @@ void bind_policy(py::module_& m) {
       .def_property_readonly("resident_blocks", [](const PolicyUnderTest& p) { return p.policy().resident_blocks(); })
       .def_property_readonly("peak_resident_blocks", [](const PolicyUnderTest& p) { return p.policy().peak_resident_blocks(); })
       .def_property_readonly("kernel_hits", [](const PolicyUnderTest& p) { return p.policy().kernel_hits(); })
-      .def_property_readonly("kernel_misses", [](const PolicyUnderTest& p) { return p.policy().kernel_misses(); });
+      .def_property_readonly("kernel_misses", [](const PolicyUnderTest& p) { return p.policy().kernel_misses(); })
+      .def_property_readonly("repeated_launches", [](const PolicyUnderTest& p) { return p.policy().repeated_launches(); });
   py::class_<SleepGate>(m, "SleepGate", "When the engine sleeps; same rule as deepum.specs.sleep.SleepGate.")
       .def(py::init<uint64_t, uint64_t>(), py::arg("capacity_bytes"), py::arg("wake_percent"))
       .def("segment_alloc", &SleepGate::segment_alloc, py::arg("nbytes"),

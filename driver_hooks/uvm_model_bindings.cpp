@@ -116,6 +116,7 @@ py::dict simulate(const std::string& policy_name, int64_t capacity_blocks, int64
   out["time_s"] = s.time_s;
   out["kernel_prediction_hits"] = sim.policy().kernel_hits();
   out["kernel_prediction_misses"] = sim.policy().kernel_misses();
+  out["repeated_plan_launches"] = sim.policy().repeated_launches();
   out["table_bytes"] = sim.policy().table_bytes();
   out["kernel_t_start_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_start_s; });
   out["kernel_t_end_s"] = column<double>(tl, [](const KernelRecord& r) { return r.t_end_s; });

@@ -52,6 +52,7 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), prefetch_batch=st
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
+                    repeat_plans_percent=st.sampled_from([0, 50, 90, 100]),
                     confident_hits=st.integers(0, 3), host_map_uses=st.sampled_from([0, 0, 1, 2, 3]),
                     host_map_span_percent=st.integers(1, 100), host_map_indexed=st.booleans(), prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
@@ -100,6 +101,13 @@ class SpecAndNativeDecideAlike(RuleBasedStateMachine):
             self.iterations += 1
             self.program = self.programs[self.iterations % len(self.programs)]
             assert self.pair.spec.next_iteration() == self.pair.native.next_iteration()
+
+    @rule()
+    def the_rest_of_the_iteration(self):
+        """Whole iterations in a row, as training runs them: where their plans repeat, they are repeated."""
+        iterations = self.iterations
+        while self.iterations == iterations:
+            self.next_kernel_of_the_iteration()
 
     @rule(k=kernel)
     def a_kernel_off_the_iteration(self, k):
@@ -615,3 +623,92 @@ def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_ze
         _teach(pair, BRIEF, times=2)
         _, moves = pair.launch(*BRIEF[0])
         assert not [m for m in moves if m[0].startswith("map_")]
+
+
+# ----------------------------------------------------------------------------------- repeated plans
+STEADY = [(1, [0, 1]), (2, [2, 3]), (3, [4, 5]), (4, [6, 7]), (5, [0, 2]), (6, [8, 9]), (7, [0, 1, 4])]
+
+
+def _run_iterations(pair: Pair, programs, count: int) -> tuple[list[list], list[int]]:
+    """`count` iterations taking `programs` in turn: each iteration's moves per launch, and the launches
+    repeated so far after each (both the spec's and the native core's)."""
+    moves, repeated = [], []
+    for i in range(count):
+        moves.append([pair.launch(exec_id, blocks)[1] for exec_id, blocks in programs[i % len(programs)]])
+        assert pair.spec.next_iteration() == pair.native.next_iteration()
+        assert pair.spec.repeated_launches == pair.native.repeated_launches
+        repeated.append(pair.native.repeated_launches)
+    return moves, repeated
+
+
+def _repeating_pair(**config) -> Pair:
+    return _both("deepum", 4, eviction="next_use", lookahead=2, confident_hits=0, **config)
+
+
+@pytest.mark.parametrize("programs", [[STEADY], [STEADY, [(10 + e, b[::-1]) for e, b in STEADY]]],
+                         ids=["every iteration alike", "iterations alternating"])
+def test_repeated_plans_decide_steady_iterations_as_in_full_without_the_predictors_work(programs):
+    full = _repeating_pair()
+    in_full, _ = _run_iterations(full, programs, 12)
+    pair = _repeating_pair(repeat_plans_percent=100)
+    repeating, repeated = _run_iterations(pair, programs, 12)
+    assert repeating == in_full
+    assert repeated[-1] >= 3 * len(STEADY), repeated  # the last iterations are all repeated
+    assert repeated[-1] - repeated[-2] == len(STEADY)
+    assert pair.native.kernel_hits < full.native.kernel_hits  # the predictor sat the repeated launches out
+
+
+def test_a_launch_off_the_repeated_iteration_takes_its_own_blocks_alone_and_the_next_iteration_is_decided_in_full():
+    pair = _repeating_pair(repeat_plans_percent=100)
+    _, repeated = _run_iterations(pair, [STEADY], 8)
+    before = repeated[-1]
+    assert before > 0
+    for exec_id, blocks in STEADY[:2]:
+        pair.launch(exec_id, blocks)
+    assert pair.native.repeated_launches == before + 2
+    _, moves = pair.launch(99, [3, 9])  # a launch the remembered iteration does not have here
+    assert ("demand", 9) in moves and {move for move, _ in moves} <= {"demand", "evict", "discard"}
+    for exec_id, blocks in STEADY[2:]:
+        pair.launch(exec_id, blocks)
+    assert pair.spec.next_iteration() == pair.native.next_iteration()
+    during = pair.native.repeated_launches
+    _run_iterations(pair, [STEADY], 1)  # one launch more than the remembered iterations: not repeated
+    assert pair.native.repeated_launches == during
+
+
+def test_a_repeated_eviction_moves_without_a_copy_where_its_block_is_dead_now():
+    pair = _repeating_pair(repeat_plans_percent=100)
+    _run_iterations(pair, [STEADY], 8)
+    before = pair.native.repeated_launches
+    pair.launch(*STEADY[0])
+    pair.set_dead(1, True)  # the next launch's remembered plan evicts block 1
+    _, moves = pair.launch(*STEADY[1])
+    assert ("discard", 1) in moves and ("evict", 1) not in moves
+    assert pair.native.repeated_launches == before + 2
+
+
+def test_a_remembered_plan_that_no_longer_fits_is_not_taken():
+    pair = _repeating_pair(repeat_plans_percent=100)
+    _run_iterations(pair, [STEADY], 8)
+    before = pair.native.repeated_launches
+    pair.launch(*STEADY[0])
+    pair.set_absent(5, True)  # the next launch's remembered plan prefetches block 5, no longer memory
+    pair.spec.release(5)
+    pair.native.release(5)
+    _, moves = pair.launch(*STEADY[1])
+    assert all(b != 5 for _, b in moves)
+    assert pair.native.repeated_launches == before + 1
+
+
+def test_a_launch_whose_block_left_since_takes_no_remembered_plan():
+    pair = _repeating_pair(repeat_plans_percent=100)
+    _run_iterations(pair, [STEADY], 8)
+    before = pair.native.repeated_launches
+    for absent in (True, False):  # block 0's segment freed, and memory again
+        if absent:
+            pair.spec.release(0)
+            pair.native.release(0)
+        pair.set_absent(0, absent)
+    _, moves = pair.launch(*STEADY[0])  # its remembered plan demands nothing
+    assert ("demand", 0) in moves
+    assert pair.native.repeated_launches == before

@@ -65,6 +65,7 @@ class SimResult:
     warm_start: the trial of warm_state ("state": cold (a bad one), kept or forgotten; "iterations":
         judged; "launched": distinct exec IDs of the last judged; "known": those the state knew); None
         without warm_state.
+    repeated_plan_launches: launches that took the plan of a remembered iteration (repeat_plans_percent).
     timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
     learned_state: what the deepum policy learned by the end (deepum.specs.warm_state's layout), to
         warm-start another replay; None for other policies; not part of to_dict().
@@ -107,6 +108,7 @@ class SimResult:
     calibration: str
     woke_at_kernel: int | None = None
     warm_start: dict | None = None
+    repeated_plan_launches: int = 0
     timeline: dict = dataclasses.field(repr=False, default_factory=dict)
     learned_state: bytes | None = dataclasses.field(repr=False, default=None)
 
@@ -196,6 +198,7 @@ def simulate(trace: Trace, policy: str, capacity_bytes: int, config: DeepUMConfi
         table_bytes=raw["table_bytes"],
         kernel_prediction_hits=raw["kernel_prediction_hits"],
         kernel_prediction_misses=raw["kernel_prediction_misses"],
+        repeated_plan_launches=raw["repeated_plan_launches"],
         per_iteration=_per_iteration(trace, timeline),
         config=_reported_config(policy, config),
         calibration=calibration.device,

@@ -492,6 +492,8 @@ def stats() -> dict:
     - ``resident_bytes``, ``peak_resident_bytes``: the policy's model of managed blocks on the GPU.
     - ``kernel_prediction_hits``, ``kernel_prediction_misses``: launches that matched, and did not
       match, the kernel the predictor expected next. ``table_bytes``: bytes its tables hold.
+      ``repeated_plan_launches``: launches that took the plan of a remembered iteration
+      (``DeepUMConfig.repeat_plans_percent``) instead of a decision in full.
     - ``warm_start``: with a warm-start file, the loaded state's trial: ``state`` ("cold": nothing
       loaded, "on_trial", "kept", "forgotten"), ``iterations`` on trial, exec IDs ``launched`` and
       ``known`` in the last of them, and ``trial``: (launched, known) of each iteration judged, in
@@ -608,7 +610,8 @@ def _attribution_counts() -> dict:
 _PER_ITERATION = ("launches", "prefetch_bytes", "evict_bytes", "discard_bytes", "populate_bytes",
                   "segment_populate_bytes", "host_map_bytes", "launch_driver_ns",
                   "host_unmap_bytes", "prefetch_calls",
-                  "kernel_prediction_hits", "kernel_prediction_misses", "kernel_waits", "lane_waits",
+                  "kernel_prediction_hits", "kernel_prediction_misses", "repeated_plan_launches",
+                  "kernel_waits", "lane_waits",
                   "direct_eviction_refusals", "direct_eviction_wait_ns",
                   "direct_prefetch_refusals", "direct_prefetch_wait_ns",
                   "direct_discard_refusals", "direct_discard_wait_ns", "hook_ns",

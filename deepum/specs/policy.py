@@ -45,6 +45,24 @@ unless the replacement rule's victim is dead (it leaves without a copy), and eac
 (``map_host`` in place of ``evict``, with the eviction's copy); one that is dead by then is evicted as
 any other. So mapping moves nothing in an iteration that lacks no room.
 
+**Repeated plans** (deepum with ``repeat_plans_percent``, not with the schedule;
+deepum.specs.plan_records): once an iteration under pressure has launched, launch for launch, what the
+iteration one (else two) before it launched, and decided the same plans at ``repeat_plans_percent``
+of its launches or more, the next iteration repeats the remembered plans of the latest such iteration. A launch whose execution ID and blocks equal
+those at its place in the repeated iteration takes that launch's plan, its moves in order, if the plan
+still fits: each demanded, prefetched or populated block neither resident nor mapped from the host (and
+the demanded ones exactly the launch's blocks that are neither), each block that leaves resident (the
+launch being the remembered one, it is never the launch's), each block mapped from the host (or given back) as the move needs, no block prefetched or
+mapped that is not memory now, none mapped that is dead, and the resident blocks at most the capacity
+after it. Whether a block moves with a copy or without (``evict`` or ``discard``, ``prefetch`` or
+``populate``) is decided again from its deadness now. Such a launch skips the predictor, the replacement
+rule's bookkeeping and host mapping's counts (they stay as the last iteration decided in full left
+them, and start an iteration again where one is decided in full). A launch that does not match or whose
+plan does not fit is decided by its own blocks alone: its missing blocks are demanded and, while more
+blocks are resident than the capacity holds, the driver's rule (least recently migrated, dead blocks
+first with invalidation) takes victims among the blocks it does not use; the iteration goes on repeating.
+At its end it is judged as any ended iteration: whether the next one repeats.
+
 **Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
 until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
 in ascending order, without a move (which of them the GPU touched meanwhile is not known).
@@ -77,6 +95,7 @@ from typing import Callable, NamedTuple
 
 from ..config import DeepUMConfig
 from .next_use import NextUseEviction
+from .plan_records import PlanRecords
 from .predictor import Predictor
 from .schedule import Schedule
 from .warm_state import VERSION, StateReader, StateWriter
@@ -149,6 +168,10 @@ class Policy:
         self._map_when_evicted: list[int] = []  # chosen for host mapping while resident, ascending
         self._loaded_mapped: list[int] = []  # a loaded state's mapped blocks, until mapped once it is kept
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
+        repeats = mode == "deepum" and config.repeat_plans_percent > 0 and not config.schedule
+        self._plans = PlanRecords(config.repeat_plans_percent) if repeats else None
+        self._repeating: list | None = None  # the remembered iteration this one repeats (repeat_plans_percent)
+        self.repeated_launches = 0  # launches that took a remembered plan
 
     # ----------------------------------------------------------------------------------- events
     def on_launch(self, exec_id: int, blocks, indexed: bool = False, fill: bool = False, fresh=()) -> LaunchPlan:
@@ -158,6 +181,12 @@ class Policy:
         the launch before."""
         self._moves = []
         self._launch += 1
+        if self._repeating is not None:
+            if not self._repeat(exec_id, blocks):
+                self._decide_alone(blocks)
+            self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
+            self._plans.record(exec_id, blocks, self._moves)
+            return LaunchPlan(self.config.prefetch and self.config.learn_from == "accesses", self._moves)
         on_trial = self.warm_start["state"] == "on_trial"
         if (self._next_use or self._schedule or on_trial) and self._launch - self._foresight_start >= LONGEST_ITERATION:
             self._start_foresight(self._launch)
@@ -174,9 +203,7 @@ class Policy:
         missing = []
         for b in blocks:
             self._used_by[b] = self._launch
-            if self._touched_in.get(b) != self._iteration:
-                self._touched_in[b] = self._iteration
-                self._touched_this_iteration += 1
+            self._touch(b)
             if b not in self._migrated and b not in self._host_mapped:
                 missing.append(b)
             if self._next_use:
@@ -209,6 +236,8 @@ class Policy:
         elif trusting and self._prefetches_due():
             self._plan_prefetches()
         self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
+        if self._plans is not None:
+            self._plans.record(exec_id, blocks, self._moves)
         return LaunchPlan(demand_prefetch, self._moves)
 
     def wake(self, blocks) -> None:
@@ -229,7 +258,14 @@ class Policy:
         """A new iteration starts with the next launch; returns the blocks the ending one touched."""
         touched, self._touched_this_iteration = self._touched_this_iteration, 0
         self._iteration += 1
-        self._start_foresight(self._launch + 1)
+        if self._plans is not None:
+            repeated = self._plans.end_iteration()
+            self._repeating = repeated if self._under_pressure() and self.warm_start["state"] != "on_trial" else None
+        if self._repeating is None:
+            self._start_foresight(self._launch + 1)
+        else:  # the learners start the iteration only if it stops repeating
+            self._predicted = False
+            self._foresight_start = self._launch + 1
         return touched
 
     def release(self, block: int) -> None:
@@ -350,6 +386,93 @@ class Policy:
         if self.config.learn_from == "accesses":
             for b in blocks:
                 self._predictor.on_fault(b)
+
+    def _touch(self, block: int) -> None:
+        if self._touched_in.get(block) != self._iteration:
+            self._touched_in[block] = self._iteration
+            self._touched_this_iteration += 1
+
+    def _repeat(self, exec_id: int, blocks) -> bool:
+        """The launch at this place of the repeated iteration takes its plan, if it matches and fits."""
+        place = self._plans.place()
+        if place >= len(self._repeating):
+            return False
+        recorded_id, recorded_blocks, moves = self._repeating[place]
+        if recorded_id != exec_id or recorded_blocks != tuple(blocks) or not self._fits(blocks, moves):
+            return False
+        for b in blocks:
+            self._touch(b)
+        for move, b in moves:
+            self._replay(move, b)
+        self.repeated_launches += 1
+        return True
+
+    def _decide_alone(self, blocks) -> None:
+        """A launch of a repeated iteration that takes no remembered plan: its missing blocks are
+        demanded and, while over the capacity, the driver's rule (dead blocks first with invalidation)
+        makes room among the blocks it does not use; nothing is predicted or prefetched."""
+        for b in blocks:
+            self._used_by[b] = self._launch
+            self._touch(b)
+        for b in [b for b in blocks if b not in self._migrated and b not in self._host_mapped]:
+            self._arrive(b)
+            self._moves.append(("demand", b))
+        dead = (lambda b: self._dead(b)) if self._invalidates() else (lambda b: False)
+        while len(self._migrated) > self.capacity:
+            victim = self._lru_victim(self._may_go(False), dead)
+            if victim is None:
+                break
+            self._evict(victim)
+
+    def _fits(self, blocks, moves) -> bool:
+        """Whether a remembered plan's moves can be made now, in order (see Repeated plans)."""
+        now: dict[int, str] = {}  # where the moves so far leave a block: "gpu", "host_map" or ""
+
+        def where(b: int) -> str:
+            return now.get(b, "gpu" if b in self._migrated else "host_map" if b in self._host_mapped else "")
+
+        if [b for move, b in moves if move == "demand"] != [b for b in blocks if where(b) == ""]:
+            return False
+        resident = len(self._migrated)
+        for move, b in moves:
+            here = where(b)
+            if move in ("demand", "prefetch", "populate"):
+                if here or (move != "demand" and not self._exists(b)):
+                    return False
+                now[b], resident = "gpu", resident + 1
+            elif move == "map_gpu":
+                if here != "host_map":
+                    return False
+                now[b] = ""
+            elif move == "map_host" and here != "gpu":
+                if here or not self._exists(b) or self._dead(b):
+                    return False
+                now[b] = "host_map"
+            else:  # evict, discard, or map_host of a resident block: it leaves
+                if here != "gpu" or (move == "map_host" and self._dead(b)):
+                    return False
+                now[b], resident = ("host_map" if move == "map_host" else ""), resident - 1
+        return resident <= self.capacity
+
+    def _replay(self, move: str, b: int) -> None:
+        """One move of a plan that fits, copied or not as the block's deadness is now."""
+        if move in ("demand", "prefetch", "populate"):
+            self._arrive(b)
+            if move != "demand":
+                move = "populate" if self._invalidates() and self._dead(b) else "prefetch"
+        elif move == "map_gpu":
+            self._host_mapped.discard(b)
+        elif b not in self._migrated:
+            self._host_mapped.add(b)
+        else:
+            del self._migrated[b]
+            if b in self._map_when_evicted:
+                self._map_when_evicted.remove(b)
+            if move == "map_host":
+                self._host_mapped.add(b)
+            else:
+                move = "discard" if self._invalidates() and self._dead(b) else "evict"
+        self._moves.append((move, b))
 
     def _start_foresight(self, first: int) -> None:
         """The replacement rule, the schedule and the predictor start an iteration at launch `first`."""

@@ -1,0 +1,67 @@
+"""Plan records (deepum policy with ``repeat_plans_percent``): each iteration's launches with the plan
+decided for each, and the remembered iteration that the next one repeats. This is the readable
+specification of driver_hooks/plan_records.hpp; deepum.specs.policy says how the policy repeats a plan.
+
+An iteration is recorded launch by launch as (execution ID, blocks, moves), the moves as decided. When
+it ends it is remembered (the last three are), and the next iteration repeats the remembered one
+``back`` iterations before it where the ended iteration has as many launches as the one ``back``
+iterations before it and, at ``percent`` of its places or more, launched the same (execution ID and
+blocks) and decided the same moves: ``back`` 1 (every iteration alike), else 2 (iterations that
+alternate, as the caching allocator's addresses can). Below 100 percent, a few launches whose blocks
+moved (a tensor the caching allocator placed elsewhere this time) or whose plans still change (the
+predictor and the replacement rule still learning there) do not keep an iteration from being repeated. An iteration of more than REPEAT_LAUNCHES
+launches, or more than REPEAT_ENTRIES blocks and moves, is not recorded and none repeats it.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+REPEAT_LAUNCHES = 1 << 16
+"""Most launches of an iteration recorded."""
+
+REPEAT_ENTRIES = 1 << 20
+"""Most blocks and moves (together) of an iteration recorded."""
+
+REMEMBERED = 3
+"""Iterations remembered: the one that ended, and the two before it that it may equal."""
+
+
+class PlanRecords:
+    """The recorded iterations and the one being recorded."""
+
+    def __init__(self, percent: int):
+        self.percent = percent
+        self._remembered: deque[list | None] = deque(maxlen=REMEMBERED)  # latest first; None: not recorded
+        self._current: list | None = []
+        self._entries = 0
+
+    def record(self, exec_id: int, blocks, moves) -> None:
+        """The next launch of the running iteration and its plan's moves, (move, block) as decided."""
+        if self._current is None:
+            return
+        self._entries += len(blocks) + len(moves)
+        if len(self._current) == REPEAT_LAUNCHES or self._entries > REPEAT_ENTRIES:
+            self._current = None
+            return
+        self._current.append((exec_id, tuple(blocks), tuple(moves)))
+
+    def place(self) -> int:
+        """The running iteration's launches recorded so far (REPEAT_LAUNCHES once it is not recorded)."""
+        return REPEAT_LAUNCHES if self._current is None else len(self._current)
+
+    def end_iteration(self) -> list | None:
+        """The running iteration ends: it is remembered. Returns the remembered iteration the next one
+        repeats, each entry (execution ID, blocks, moves), or None."""
+        self._remembered.appendleft(self._current)
+        self._current, self._entries = [], 0
+        ended = self._remembered[0]
+        if not ended:
+            return None
+        for back in (1, 2):
+            earlier = self._remembered[back] if len(self._remembered) > back else None
+            if not earlier or len(earlier) != len(ended):
+                continue
+            same = sum(a == b for a, b in zip(ended, earlier))
+            if same * 100 >= self.percent * len(ended):
+                return self._remembered[back - 1]
+        return None

@@ -1,0 +1,118 @@
+// Plan records (deepum policy with repeat_plans_percent): each iteration's launches with the plan
+// decided for each, and the remembered iteration that the next one repeats (policy.hpp repeats it).
+// deepum/specs/plan_records.py is the readable specification; tests/test_policy.py checks that both
+// decide alike. Header-only, no CUDA, no Python.
+#pragma once
+#include <cstddef>
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "block_list.hpp"
+
+namespace deepum {
+
+constexpr size_t kRepeatLaunches = size_t(1) << 16;  // most launches of an iteration recorded
+constexpr size_t kRepeatEntries = size_t(1) << 20;   // most blocks and moves (together) of an iteration recorded
+constexpr size_t kRememberedPlans = 3;                // the iteration that ended and the two it may equal
+
+// One recorded iteration, flat: launch i's blocks are blocks[block_ends[i - 1], block_ends[i]), its
+// moves moves[move_ends[i - 1], move_ends[i]).
+struct PlannedIteration {
+  struct Planned {
+    uint8_t move;  // a policy.hpp Move
+    Block block;
+    bool operator==(const Planned& o) const { return move == o.move && block == o.block; }
+  };
+  std::vector<uint64_t> exec_ids;
+  std::vector<uint32_t> block_ends, move_ends;
+  std::vector<Block> blocks;
+  std::vector<Planned> moves;
+
+  size_t launches() const { return exec_ids.size(); }
+  size_t blocks_from(size_t launch) const { return launch ? block_ends[launch - 1] : 0; }
+  size_t moves_from(size_t launch) const { return launch ? move_ends[launch - 1] : 0; }
+  // Of the places of an iteration with as many launches, those where `o` launched the same (execution
+  // ID and blocks) and decided the same moves.
+  size_t same_places(const PlannedIteration& o) const {
+    size_t same = 0;
+    for (size_t i = 0; i < launches(); ++i) {
+      const size_t b = blocks_from(i), m = moves_from(i);
+      same += exec_ids[i] == o.exec_ids[i] && block_ends[i] - b == o.block_ends[i] - o.blocks_from(i) &&
+              move_ends[i] - m == o.move_ends[i] - o.moves_from(i) &&
+              std::equal(blocks.begin() + b, blocks.begin() + block_ends[i], o.blocks.begin() + o.blocks_from(i)) &&
+              std::equal(moves.begin() + m, moves.begin() + move_ends[i], o.moves.begin() + o.moves_from(i));
+    }
+    return same;
+  }
+  void clear() {
+    exec_ids.clear();
+    block_ends.clear();
+    move_ends.clear();
+    blocks.clear();
+    moves.clear();
+  }
+};
+
+class PlanRecords {
+ public:
+  explicit PlanRecords(size_t percent) : percent_(percent), current_(std::make_shared<PlannedIteration>()) {}
+
+  // The next launch of the running iteration and its plan's moves (each with .move and .block), as decided.
+  template <class Decisions>
+  void record(uint64_t exec_id, const Block* blocks, size_t count, const Decisions& moves) {
+    if (!current_) return;
+    entries_ += count + moves.size();
+    if (current_->launches() == kRepeatLaunches || entries_ > kRepeatEntries) {
+      current_.reset();
+      return;
+    }
+    PlannedIteration& c = *current_;
+    c.exec_ids.push_back(exec_id);
+    c.blocks.insert(c.blocks.end(), blocks, blocks + count);
+    c.block_ends.push_back(uint32_t(c.blocks.size()));
+    for (const auto& d : moves) c.moves.push_back({uint8_t(d.move), d.block});
+    c.move_ends.push_back(uint32_t(c.moves.size()));
+  }
+
+  // The running iteration's launches recorded so far (kRepeatLaunches once it is not recorded).
+  size_t place() const { return current_ ? current_->launches() : kRepeatLaunches; }
+
+  // The running iteration ends and is remembered. Returns the remembered iteration the next one
+  // repeats: the one `back` before the next where the ended one has as many launches as the one `back`
+  // before it and the same launch and moves at percent of its places or more (back 1, then 2); null
+  // where none.
+  std::shared_ptr<const PlannedIteration> end_iteration() {
+    remembered_.push_front(std::move(current_));
+    std::shared_ptr<PlannedIteration> spare;
+    if (remembered_.size() > kRememberedPlans) {
+      spare = std::move(remembered_.back());
+      remembered_.pop_back();
+    }
+    if (spare && spare.use_count() == 1)  // no longer repeated: its storage records the next iteration
+      spare->clear();
+    else
+      spare = std::make_shared<PlannedIteration>();
+    current_ = std::move(spare);
+    entries_ = 0;
+    const std::shared_ptr<PlannedIteration>& ended = remembered_.front();
+    if (!ended || ended->launches() == 0) return nullptr;
+    for (size_t back = 1; back <= 2; ++back) {
+      const PlannedIteration* earlier = remembered_.size() > back ? remembered_[back].get() : nullptr;
+      if (earlier && earlier->launches() == ended->launches() &&
+          ended->same_places(*earlier) * 100 >= percent_ * ended->launches())
+        return remembered_[back - 1];
+    }
+    return nullptr;
+  }
+
+ private:
+  size_t percent_;                                            // DeepUMConfig.repeat_plans_percent
+  std::deque<std::shared_ptr<PlannedIteration>> remembered_;  // latest first; null: not recorded
+  std::shared_ptr<PlannedIteration> current_;                 // null once the running iteration is not recorded
+  size_t entries_ = 0;                                        // blocks and moves of the running iteration
+};
+
+}  // namespace deepum
