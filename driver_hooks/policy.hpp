@@ -21,10 +21,10 @@
 // - repeated plans (deepum with repeat_plans_percent, not with the schedule; plan_records.hpp): once
 //   an iteration under pressure launched and decided what the iteration one (else two) before it did
 //   at that share of its places, the next repeats the latest such plans: a launch matching its place
-//   takes the remembered plan if it still fits the residency (fits()), copied or not as its blocks'
-//   deadness is now, without the predictor's and the replacement rule's work (they start an iteration
-//   again where one is decided in full); one that does not is decided by its own blocks alone
-//   (decide_alone()) and the iteration goes on repeating.
+//   demands its missing blocks, makes each remembered move that still applies (replay()), copied or
+//   not as its block's deadness is now, and keeps the capacity by the driver's rule, without the
+//   predictor's and the replacement rule's work (they start an iteration again where one is decided
+//   in full); one that does not match is decided by its own blocks alone (decide_alone()).
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
@@ -414,7 +414,8 @@ class Policy {
     touched_this_iteration_ += 1;
   }
 
-  // The launch at this place of the repeated iteration takes its plan, if it matches and fits.
+  // The launch at this place of the repeated iteration takes its remembered plan, if it matches: its
+  // missing blocks demanded, each remembered move that still applies made, room kept.
   bool repeat(uint64_t exec_id, const Block* blocks, size_t count) {
     const PlannedIteration& r = *repeating_;
     const size_t place = plans_->place();
@@ -422,18 +423,21 @@ class Policy {
     const size_t first = r.blocks_from(place);
     if (r.block_ends[place] - first != count || !std::equal(blocks, blocks + count, r.blocks.begin() + first))
       return false;
-    const PlannedIteration::Planned* moves = r.moves.data() + r.moves_from(place);
-    const size_t n = r.move_ends[place] - r.moves_from(place);
-    if (!fits(blocks, count, moves, n)) return false;
-    for (size_t i = 0; i < count; ++i) touch(blocks[i]);
-    for (size_t k = 0; k < n; ++k) replay(Move(moves[k].move), moves[k].block);
+    demand(blocks, count);
+    for (size_t k = r.moves_from(place); k < r.move_ends[place]; ++k) replay(Move(r.moves[k].move), r.moves[k].block);
+    keep_capacity();
     repeated_launches_ += 1;
     return true;
   }
 
-  // A launch of a repeated iteration that takes no remembered plan: its missing blocks are demanded
-  // and, while over the capacity, the driver's rule makes room among the blocks it does not use.
+  // A launch of a repeated iteration that matches no remembered one: its missing blocks demanded, room
+  // kept; nothing is predicted or prefetched.
   void decide_alone(const Block* blocks, size_t count) {
+    demand(blocks, count);
+    keep_capacity();
+  }
+
+  void demand(const Block* blocks, size_t count) {
     for (size_t i = 0; i < count; ++i) {
       used_by_[blocks[i]] = launch_;
       touch(blocks[i]);
@@ -443,6 +447,11 @@ class Policy {
         make_resident(blocks[i]);
         plan_.moves.push_back({Move::kDemand, blocks[i], 0});
       }
+  }
+
+  // The driver's rule (dead blocks first with invalidation) takes victims among the blocks the launch
+  // does not use while more are resident than the capacity holds.
+  void keep_capacity() {
     while (resident_count_ > capacity_) {
       const Block v = lru_.victim(launch_, Asking(*this, false, true), 0);
       if (v == kNone) break;
@@ -450,78 +459,36 @@ class Policy {
     }
   }
 
-  // Whether a remembered plan's moves can be made now, in order: each demanded, prefetched or
-  // populated block neither resident nor mapped (the demanded ones exactly the launch's blocks that are
-  // neither), each leaving block resident (the launch being the remembered one, never its own), each
-  // mapping as the move needs, none prefetched or mapped that is not memory, none mapped that is dead,
-  // and the capacity kept after it.
-  bool fits(const Block* blocks, size_t count, const PlannedIteration::Planned* moves, size_t n) {
-    enum : uint8_t { kNowhere, kGpu, kHostMap };
-    fit_.clear();  // where the moves so far leave a block, latest last
-    const auto where = [this](Block b) -> uint8_t {
-      for (auto it = fit_.rbegin(); it != fit_.rend(); ++it)
-        if (it->first == b) return it->second;
-      return resident_[b] ? kGpu : host_mapped_[b] ? kHostMap : kNowhere;
-    };
-    size_t k = 0;
-    const auto next_demand = [&] {
-      while (k < n && Move(moves[k].move) != Move::kDemand) ++k;
-    };
-    for (size_t i = 0; i < count; ++i) {
-      if (resident_[blocks[i]] || host_mapped_[blocks[i]]) continue;
-      next_demand();
-      if (k == n || moves[k].block != blocks[i]) return false;
-      ++k;
-    }
-    next_demand();
-    if (k != n) return false;
-    int64_t resident = resident_count_;
-    for (size_t j = 0; j < n; ++j) {
-      const Move move = Move(moves[j].move);
-      const Block b = moves[j].block;
-      const uint8_t here = where(b);
-      if (move == Move::kDemand || move == Move::kPrefetch || move == Move::kPopulate) {
-        if (here != kNowhere || (move != Move::kDemand && !memory_.exists(b))) return false;
-        fit_.emplace_back(b, kGpu);
-        resident += 1;
-      } else if (move == Move::kMapGpu) {
-        if (here != kHostMap) return false;
-        fit_.emplace_back(b, kNowhere);
-      } else if (move == Move::kMapHost && here != kGpu) {
-        if (here != kNowhere || !memory_.exists(b) || memory_.dead(b)) return false;
-        fit_.emplace_back(b, kHostMap);
-      } else {  // evict, discard, or the mapping of a resident block: it leaves
-        if (here != kGpu || (move == Move::kMapHost && memory_.dead(b))) return false;
-        fit_.emplace_back(b, move == Move::kMapHost ? kHostMap : kNowhere);
-        resident -= 1;
-      }
-    }
-    return resident <= capacity_;
-  }
-
-  // One move of a plan that fits, copied or not as the block's deadness is now.
+  // One remembered move, made if it still applies: what comes in neither resident nor mapped from the
+  // host, memory now and (a prefetch) within the capacity; what leaves resident and not the launch's;
+  // a mapping to the host of memory that is not dead; a block given back still mapped. Copied or not
+  // as the block's deadness is now.
   void replay(Move move, Block b) {
     uint64_t ticket = 0;
     switch (move) {
       case Move::kDemand:
-        make_resident(b);
-        break;
+        return;
       case Move::kPrefetch:
       case Move::kPopulate:
+        if (resident_[b] || host_mapped_[b] || !memory_.exists(b) || resident_count_ >= capacity_) return;
         make_resident(b);
         move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kPopulate : Move::kPrefetch;
         break;
       case Move::kMapGpu:
+        if (!host_mapped_[b]) return;
         host_mapped_[b] = 0;
         break;
       default:
         if (!resident_[b]) {  // mapped from the host
+          if (host_mapped_[b] || !memory_.exists(b) || memory_.dead(b)) return;
           host_mapped_[b] = 1;
+          move = Move::kMapHost;
           break;
         }
+        if (used_by_[b] == launch_) return;
         leave(b);
         map_when_evicted_[b] = 0;
-        if (move == Move::kMapHost)
+        if (move == Move::kMapHost && !memory_.dead(b))
           host_mapped_[b] = 1;
         else
           move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict;
@@ -775,7 +742,6 @@ class Policy {
   std::unique_ptr<PlanRecords> plans_;          // deepum with repeat_plans_percent; null: every launch decided in full
   std::shared_ptr<const PlannedIteration> repeating_;  // the remembered iteration this one repeats; null: none
   uint64_t repeated_launches_ = 0;
-  std::vector<std::pair<Block, uint8_t>> fit_;  // fits(): where the moves so far leave a block
   CorrelationPrefetcher* correlation_ = nullptr;  // deepum: prefetcher_
   NextUseReplacement* next_use_ = nullptr;        // deepum with next-use eviction: replacement_
   std::unique_ptr<NextUseEviction> oracle_counts_;  // the oracle with host mapping: its uses, counted

@@ -40,16 +40,17 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "return issued_ + std::min(options_.prefetch_batch, lookahead) <= lookahead + 1;",
         "return issued_ + options_.prefetch_batch <= lookahead + 1;"),
     "repeated-plan-prefetches-what-is-not-memory": (
-        "driver_hooks/policy.hpp", "if (here != kNowhere || (move != Move::kDemand && !memory_.exists(b))) return false;",
-        "if (here != kNowhere) return false;"),
+        "driver_hooks/policy.hpp", "if (resident_[b] || host_mapped_[b] || !memory_.exists(b) || resident_count_ >= capacity_) return;",
+        "if (resident_[b] || host_mapped_[b] || resident_count_ >= capacity_) return;"),
     "repeated-plan-copies-as-recorded": (
         "driver_hooks/policy.hpp", "move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict;",
         "(void)ticket;"),
     "repeated-plans-share-unscaled": (
         "driver_hooks/plan_records.hpp", "same_places(*earlier) * 100 >= percent_ * ended->launches()",
         "same_places(*earlier) * 100 >= percent_"),
-    "repeated-plan-demands-unchecked": (
-        "driver_hooks/policy.hpp", "if (resident_[blocks[i]] || host_mapped_[blocks[i]]) continue;", "continue;"),
+    "repeated-plan-demands-only-what-it-remembers": (
+        "driver_hooks/policy.hpp", "    demand(blocks, count);\n    for (size_t k = r.moves_from(place);",
+        "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    for (size_t k = r.moves_from(place);"),
     "recall-drops-the-followed-iteration": (
         "driver_hooks/predictor.hpp", "if (following_ >= 0 && same(size_t(following_))) return;", ""),
     "recall-forgets-across-iterations": (

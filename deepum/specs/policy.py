@@ -46,22 +46,23 @@ unless the replacement rule's victim is dead (it leaves without a copy), and eac
 any other. So mapping moves nothing in an iteration that lacks no room.
 
 **Repeated plans** (deepum with ``repeat_plans_percent``, not with the schedule;
-deepum.specs.plan_records): once an iteration under pressure has launched, launch for launch, what the
-iteration one (else two) before it launched, and decided the same plans at ``repeat_plans_percent``
-of its launches or more, the next iteration repeats the remembered plans of the latest such iteration. A launch whose execution ID and blocks equal
-those at its place in the repeated iteration takes that launch's plan, its moves in order, if the plan
-still fits: each demanded, prefetched or populated block neither resident nor mapped from the host (and
-the demanded ones exactly the launch's blocks that are neither), each block that leaves resident (the
-launch being the remembered one, it is never the launch's), each block mapped from the host (or given back) as the move needs, no block prefetched or
-mapped that is not memory now, none mapped that is dead, and the resident blocks at most the capacity
-after it. Whether a block moves with a copy or without (``evict`` or ``discard``, ``prefetch`` or
-``populate``) is decided again from its deadness now. Such a launch skips the predictor, the replacement
-rule's bookkeeping and host mapping's counts (they stay as the last iteration decided in full left
-them, and start an iteration again where one is decided in full). A launch that does not match or whose
-plan does not fit is decided by its own blocks alone: its missing blocks are demanded and, while more
-blocks are resident than the capacity holds, the driver's rule (least recently migrated, dead blocks
-first with invalidation) takes victims among the blocks it does not use; the iteration goes on repeating.
-At its end it is judged as any ended iteration: whether the next one repeats.
+deepum.specs.plan_records): once an iteration under pressure has launched and decided at
+``repeat_plans_percent`` of its places or more what the iteration one (else two) before it launched and
+decided there, the next iteration repeats the remembered plans of the latest such iteration. A launch
+whose execution ID and blocks equal those at its place in it demands its missing blocks, makes each
+remembered move (but the demands) that still applies, in order: a prefetch or population of a block
+neither resident nor mapped from the host, memory now, while fewer blocks are resident than the
+capacity holds; an eviction, discard or mapping as it leaves of a resident block the launch does not
+use (mapped only if not dead); a mapping from the host of a block neither resident nor mapped, memory
+and not dead; a block given back that is still mapped. Whether a block moves with a copy or without
+(``evict`` or ``discard``, ``prefetch`` or ``populate``) is decided again from its deadness now. Then,
+while more blocks are resident than the capacity holds, the driver's rule (least recently migrated,
+dead blocks first with invalidation) takes victims among the blocks the launch does not use. A launch
+that does not match is decided by its own blocks alone: its missing blocks are demanded and the
+capacity kept the same way. Repeated iterations skip the predictor, the replacement rule's bookkeeping
+and host mapping's counts (they stay as the last iteration decided in full left them, and start an
+iteration again where one is decided in full). At its end a repeated iteration is judged as any other:
+whether the next one repeats.
 
 **Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
 until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
@@ -393,30 +394,38 @@ class Policy:
             self._touched_this_iteration += 1
 
     def _repeat(self, exec_id: int, blocks) -> bool:
-        """The launch at this place of the repeated iteration takes its plan, if it matches and fits."""
+        """The launch at this place of the repeated iteration takes its remembered plan, if it matches:
+        its missing blocks demanded, each remembered move that still applies made, room kept."""
         place = self._plans.place()
         if place >= len(self._repeating):
             return False
         recorded_id, recorded_blocks, moves = self._repeating[place]
-        if recorded_id != exec_id or recorded_blocks != tuple(blocks) or not self._fits(blocks, moves):
+        if recorded_id != exec_id or recorded_blocks != tuple(blocks):
             return False
-        for b in blocks:
-            self._touch(b)
+        self._demand(blocks)
         for move, b in moves:
             self._replay(move, b)
+        self._keep_capacity()
         self.repeated_launches += 1
         return True
 
     def _decide_alone(self, blocks) -> None:
-        """A launch of a repeated iteration that takes no remembered plan: its missing blocks are
-        demanded and, while over the capacity, the driver's rule (dead blocks first with invalidation)
-        makes room among the blocks it does not use; nothing is predicted or prefetched."""
+        """A launch of a repeated iteration that matches no remembered one: its missing blocks demanded,
+        room kept; nothing is predicted or prefetched."""
+        self._demand(blocks)
+        self._keep_capacity()
+
+    def _demand(self, blocks) -> None:
         for b in blocks:
             self._used_by[b] = self._launch
             self._touch(b)
         for b in [b for b in blocks if b not in self._migrated and b not in self._host_mapped]:
             self._arrive(b)
             self._moves.append(("demand", b))
+
+    def _keep_capacity(self) -> None:
+        """The driver's rule (dead blocks first with invalidation) takes victims among the blocks the
+        launch does not use while more are resident than the capacity holds."""
         dead = (lambda b: self._dead(b)) if self._invalidates() else (lambda b: False)
         while len(self._migrated) > self.capacity:
             victim = self._lru_victim(self._may_go(False), dead)
@@ -424,51 +433,33 @@ class Policy:
                 break
             self._evict(victim)
 
-    def _fits(self, blocks, moves) -> bool:
-        """Whether a remembered plan's moves can be made now, in order (see Repeated plans)."""
-        now: dict[int, str] = {}  # where the moves so far leave a block: "gpu", "host_map" or ""
-
-        def where(b: int) -> str:
-            return now.get(b, "gpu" if b in self._migrated else "host_map" if b in self._host_mapped else "")
-
-        if [b for move, b in moves if move == "demand"] != [b for b in blocks if where(b) == ""]:
-            return False
-        resident = len(self._migrated)
-        for move, b in moves:
-            here = where(b)
-            if move in ("demand", "prefetch", "populate"):
-                if here or (move != "demand" and not self._exists(b)):
-                    return False
-                now[b], resident = "gpu", resident + 1
-            elif move == "map_gpu":
-                if here != "host_map":
-                    return False
-                now[b] = ""
-            elif move == "map_host" and here != "gpu":
-                if here or not self._exists(b) or self._dead(b):
-                    return False
-                now[b] = "host_map"
-            else:  # evict, discard, or map_host of a resident block: it leaves
-                if here != "gpu" or (move == "map_host" and self._dead(b)):
-                    return False
-                now[b], resident = ("host_map" if move == "map_host" else ""), resident - 1
-        return resident <= self.capacity
-
     def _replay(self, move: str, b: int) -> None:
-        """One move of a plan that fits, copied or not as the block's deadness is now."""
-        if move in ("demand", "prefetch", "populate"):
+        """One remembered move, made if it still applies (see Repeated plans), copied or not as the
+        block's deadness is now."""
+        if move == "demand":
+            return
+        if move in ("prefetch", "populate"):
+            if (b in self._migrated or b in self._host_mapped or not self._exists(b)
+                    or len(self._migrated) >= self.capacity):
+                return
             self._arrive(b)
-            if move != "demand":
-                move = "populate" if self._invalidates() and self._dead(b) else "prefetch"
+            move = "populate" if self._invalidates() and self._dead(b) else "prefetch"
         elif move == "map_gpu":
+            if b not in self._host_mapped:
+                return
             self._host_mapped.discard(b)
-        elif b not in self._migrated:
+        elif b not in self._migrated:  # mapped from the host
+            if b in self._host_mapped or not self._exists(b) or self._dead(b):
+                return
             self._host_mapped.add(b)
-        else:
+            move = "map_host"
+        else:  # it leaves: evicted, discarded, or mapped from the host as it leaves
+            if self._used_by.get(b) == self._launch:
+                return
             del self._migrated[b]
             if b in self._map_when_evicted:
                 self._map_when_evicted.remove(b)
-            if move == "map_host":
+            if move == "map_host" and not self._dead(b):
                 self._host_mapped.add(b)
             else:
                 move = "discard" if self._invalidates() and self._dead(b) else "evict"
