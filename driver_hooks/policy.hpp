@@ -24,7 +24,7 @@
 //   demands its missing blocks, makes each remembered move that still applies (replay()), copied or
 //   not as its block's deadness is now, and keeps the capacity by the driver's rule, without the
 //   predictor's and the replacement rule's work (they start an iteration again where one is decided
-//   in full); one that does not match is decided by its own blocks alone (decide_alone()).
+//   in full); one that does not match only demands its missing blocks and keeps the capacity.
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
@@ -170,7 +170,7 @@ class Policy {
     plan_.moves.clear();
     launch_ += 1;
     if (repeating_) {
-      if (!repeat(exec_id, blocks, count)) decide_alone(blocks, count);
+      repeat(exec_id, blocks, count);
       peak_ = std::max(peak_, resident_count_);
       plans_->record(exec_id, blocks, count, plan_.moves);
       plan_.demand_prefetch = options_.prefetch && options_.learn_from == LearnFrom::kAccesses;
@@ -414,27 +414,23 @@ class Policy {
     touched_this_iteration_ += 1;
   }
 
-  // The launch at this place of the repeated iteration takes its remembered plan, if it matches: its
-  // missing blocks demanded, each remembered move that still applies made, room kept.
-  bool repeat(uint64_t exec_id, const Block* blocks, size_t count) {
+  // A launch of a repeated iteration: its missing blocks demanded, each move remembered at its place
+  // that still applies made where it matches the launch there, room kept; nothing is predicted.
+  void repeat(uint64_t exec_id, const Block* blocks, size_t count) {
+    demand(blocks, count);
     const PlannedIteration& r = *repeating_;
     const size_t place = plans_->place();
-    if (place >= r.launches() || r.exec_ids[place] != exec_id) return false;
-    const size_t first = r.blocks_from(place);
-    if (r.block_ends[place] - first != count || !std::equal(blocks, blocks + count, r.blocks.begin() + first))
-      return false;
-    demand(blocks, count);
-    for (size_t k = r.moves_from(place); k < r.move_ends[place]; ++k) replay(Move(r.moves[k].move), r.moves[k].block);
+    if (matches(r, place, exec_id, blocks, count)) {
+      repeated_launches_ += 1;
+      for (size_t k = r.moves_from(place); k < r.move_ends[place]; ++k) replay(Move(r.moves[k].move), r.moves[k].block);
+    }
     keep_capacity();
-    repeated_launches_ += 1;
-    return true;
   }
 
-  // A launch of a repeated iteration that matches no remembered one: its missing blocks demanded, room
-  // kept; nothing is predicted or prefetched.
-  void decide_alone(const Block* blocks, size_t count) {
-    demand(blocks, count);
-    keep_capacity();
+  static bool matches(const PlannedIteration& r, size_t place, uint64_t exec_id, const Block* blocks, size_t count) {
+    if (place >= r.launches() || r.exec_ids[place] != exec_id) return false;
+    const size_t first = r.blocks_from(place);
+    return r.block_ends[place] - first == count && std::equal(blocks, blocks + count, r.blocks.begin() + first);
   }
 
   void demand(const Block* blocks, size_t count) {

@@ -49,8 +49,8 @@ MUTATIONS = {
         "driver_hooks/plan_records.hpp", "same_places(*earlier) * 100 >= percent_ * ended->launches()",
         "same_places(*earlier) * 100 >= percent_"),
     "repeated-plan-demands-only-what-it-remembers": (
-        "driver_hooks/policy.hpp", "    demand(blocks, count);\n    for (size_t k = r.moves_from(place);",
-        "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    for (size_t k = r.moves_from(place);"),
+        "driver_hooks/policy.hpp", "    demand(blocks, count);\n    const PlannedIteration& r = *repeating_;",
+        "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    const PlannedIteration& r = *repeating_;"),
     "recall-drops-the-followed-iteration": (
         "driver_hooks/predictor.hpp", "if (following_ >= 0 && same(size_t(following_))) return;", ""),
     "recall-forgets-across-iterations": (

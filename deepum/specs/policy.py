@@ -183,8 +183,7 @@ class Policy:
         self._moves = []
         self._launch += 1
         if self._repeating is not None:
-            if not self._repeat(exec_id, blocks):
-                self._decide_alone(blocks)
+            self._repeat(exec_id, blocks)
             self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
             self._plans.record(exec_id, blocks, self._moves)
             return LaunchPlan(self.config.prefetch and self.config.learn_from == "accesses", self._moves)
@@ -393,27 +392,24 @@ class Policy:
             self._touched_in[block] = self._iteration
             self._touched_this_iteration += 1
 
-    def _repeat(self, exec_id: int, blocks) -> bool:
-        """The launch at this place of the repeated iteration takes its remembered plan, if it matches:
-        its missing blocks demanded, each remembered move that still applies made, room kept."""
+    def _repeat(self, exec_id: int, blocks) -> None:
+        """A launch of a repeated iteration: its missing blocks demanded, each move remembered at its
+        place that still applies made where it matches the launch there, room kept; nothing is predicted."""
+        self._demand(blocks)
+        moves = self._remembered_moves(exec_id, blocks)
+        if moves is not None:
+            self.repeated_launches += 1
+            for move, b in moves:
+                self._replay(move, b)
+        self._keep_capacity()
+
+    def _remembered_moves(self, exec_id: int, blocks) -> tuple | None:
+        """The moves remembered at this place of the repeated iteration, if its launch there matches."""
         place = self._plans.place()
         if place >= len(self._repeating):
-            return False
+            return None
         recorded_id, recorded_blocks, moves = self._repeating[place]
-        if recorded_id != exec_id or recorded_blocks != tuple(blocks):
-            return False
-        self._demand(blocks)
-        for move, b in moves:
-            self._replay(move, b)
-        self._keep_capacity()
-        self.repeated_launches += 1
-        return True
-
-    def _decide_alone(self, blocks) -> None:
-        """A launch of a repeated iteration that matches no remembered one: its missing blocks demanded,
-        room kept; nothing is predicted or prefetched."""
-        self._demand(blocks)
-        self._keep_capacity()
+        return moves if recorded_id == exec_id and recorded_blocks == tuple(blocks) else None
 
     def _demand(self, blocks) -> None:
         for b in blocks:

@@ -1,7 +1,7 @@
 """The policy's moves on the recorded bf16 GPT-2 trace at half its footprint, per setting: blocks moved
 per steady iteration by kind, hand-overs (launches deciding any move other than on demand) and the
 moves decided in the launches before the optimizer's first (fused AdamW) launch. Replays the native
-policy core launch by launch as bench/policy_cost.py does (the trace's memory events between launches).
+policy core launch by launch as bench/decision_repeats.py does (the trace's memory events between launches).
 
     python3 bench/results/window_reach/replay_moves.py > bench/results/window_reach/replay_moves.txt
 """
@@ -14,9 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-import policy_cost  # noqa: E402
+import decision_repeats  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
-from deepum.offline.simulator import kernel_kinds  # noqa: E402
 from deepum.offline.trace_io import read_trace  # noqa: E402
 
 TRACE = ROOT / "bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz"
@@ -31,18 +30,8 @@ BEFORE_OPTIMIZER = [(400, 100), (100, 32), (32, 0)]
 
 def launch_moves(trace, config: DeepUMConfig) -> list[Counter]:
     """Each launch's moves by kind (blocks)."""
-    policy = policy_cost.new_policy(CAPACITY, config)
-    memory = policy_cost.TraceMemory(trace, policy)
-    kinds, starts = kernel_kinds(trace), set(trace.iteration_first_kernel.tolist()[1:])
-    moves = []
-    for k in range(trace.num_kernels):
-        memory.apply_through(k - 1)
-        if k in starts:
-            policy.next_iteration()
-        blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
-        _, decided = policy.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2), [])
-        moves.append(Counter(move for move, _ in decided))
-    return moves
+    plans, _, _ = decision_repeats.launch_plans(trace, CAPACITY, config)
+    return [Counter(move for move, _ in plan) for _, _, plan in plans]
 
 
 def summed(moves: list[Counter], launches) -> dict:
