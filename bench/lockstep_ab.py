@@ -150,7 +150,8 @@ HOOK_PARTS = ("scan", "translate", "policy", "submit")
 
 def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
     """Per model and tree, from OUT/<model>_<tree>/: the pairs and their verdict (no_pressure.json), the
-    medians over the runs of deepum's and none's median steps (s) and of the hook's parts (ms a step)."""
+    medians over the runs of deepum's and none's median steps (s), of the hook's parts (ms a step) and of the
+    launches a step that took a remembered iteration's plan."""
     rows = []
     for model in models:
         for tree in trees:
@@ -168,7 +169,9 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
                        deepum_step_s=statistics.median(result["deepum_run_medians"]),
                        none_step_s=statistics.median(result["none_run_medians"]),
                        hook_ms={part: 1e3 * statistics.median(s[part] for s in splits)
-                                for part in HOOK_PARTS if splits and all(part in s for s in splits)})
+                                for part in HOOK_PARTS if splits and all(part in s for s in splits)},
+                       repeated_plan_launches=statistics.median(
+                           r.get("repeated_plan_launches_per_step") or 0 for r in runs) if runs else None)
             rows.append(row)
     return rows
 
@@ -185,14 +188,14 @@ def device(out: Path) -> str | None:
 
 def print_summary(rows: list[dict]) -> None:
     print(f"{'model':<11} {'tree':<14} {'pairs':>5} {'median':>7} {'verdict':<10} {'deepum s':>9} {'none s':>7}"
-          "  hook ms")
+          f" {'repeated':>8}  hook ms")
     for r in rows:
         if r["status"] != "ok":
             print(f"{r['model']:<11} {r['tree']:<14} {r['status']}")
             continue
         hook = " ".join(f"{k} {v:.1f}" for k, v in r["hook_ms"].items())
         print(f"{r['model']:<11} {r['tree']:<14} {len(r['pairs']):>5} {r['pair_median']:>7.3f} {r['verdict']:<10} "
-              f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f}  {hook}")
+              f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f} {r['repeated_plan_launches'] or 0:>8.0f}  {hook}")
 
 
 def main(argv=None) -> int:

@@ -36,8 +36,8 @@ The record (sizes in bytes, times in seconds, per-step figures averaged over the
   launch hook), hook_split_s_per_step (its parts: scan, policy, wait, demand, submit; release and
   translate, two parts of policy; submit_command, submit_mark and submit_hand, the three of submit),
   hand_overs_per_step and handed_commands_per_step (the launches that handed moves to the worker, and
-  the moves, a block each), repeated_plan_launches_per_step (launches that took a remembered iteration's
-  plan, DeepUMConfig.repeat_plans_percent) and
+  the moves, a block each), repeated_plan_launches_per_step (launches of repeated iterations
+  that matched the remembered launch at their place, DeepUMConfig.repeat_plans_percent) and
   worker_s_per_step (CPU time the worker spent issuing prefetches, evictions, discards, populations and
   host-mapping advice); gpu_busy_s_per_step (the time the GPU ran kernels, deepum.stats()'s
   gpu_busy_ns; None where the engine slept, as kernel records are off then) and gpu_idle_s_per_step

@@ -90,12 +90,13 @@ class DeepUMConfig:
                                             "correlation tables from the first launch that does not (off by "
                                             "default until measured on a GPU: docs/results.md)")
     repeat_plans_percent: int = _size(0, 0, 100, "deepum policy: once an iteration has launched and decided "
-                                                 "what the iteration one (else two) before it did at this share of "
-                                                 "its places or more, in percent, the next iteration repeats the plans of the latest "
-                                                 "such iteration, each launch that matches its place making the "
-                                                 "remembered moves that still apply, without the predictor's and "
-                                                 "the replacement rule's work (not with the schedule); 0: off (the "
-                                                 "default until measured on a GPU)")
+                                                 "what the iteration 1 to 8 before it did at this share of its "
+                                                 "places or more, in percent, the next iteration repeats the plans "
+                                                 "remembered for it, each launch making the remembered moves of "
+                                                 "its place that still apply, without the predictor's and the "
+                                                 "replacement rule's work (not with the schedule); 0: off (the "
+                                                 "default: on the GPU it moved the same bytes with half the "
+                                                 "decision's time, and the step did not shorten)")
     schedule_ahead: int = _size(32, 1, 1024, "most launches ahead of its need the schedule prefetches a block")
     schedule_accesses: int = _size(2**20, 1, 2**26, "most block uses (one per block per launch) the schedule records "
                                                     "of each remembered iteration, 4 bytes each, and at most about "

@@ -16,7 +16,8 @@ namespace deepum {
 
 constexpr size_t kRepeatLaunches = size_t(1) << 16;  // most launches of an iteration recorded
 constexpr size_t kRepeatEntries = size_t(1) << 20;   // most blocks and moves (together) of an iteration recorded
-constexpr size_t kRememberedPlans = 3;                // the iteration that ended and the two it may equal
+constexpr size_t kRepeatBack = 8;                     // most iterations back an ended iteration is compared with
+constexpr size_t kRememberedPlans = kRepeatBack + 1;  // the iteration that ended and those it may equal
 
 // One recorded iteration, flat: launch i's blocks are blocks[block_ends[i - 1], block_ends[i]), its
 // moves moves[move_ends[i - 1], move_ends[i]).
@@ -63,18 +64,17 @@ class PlanRecords {
   // The next launch of the running iteration and its plan's moves (each with .move and .block), as decided.
   template <class Decisions>
   void record(uint64_t exec_id, const Block* blocks, size_t count, const Decisions& moves) {
-    if (!current_) return;
-    entries_ += count + moves.size();
-    if (current_->launches() == kRepeatLaunches || entries_ > kRepeatEntries) {
-      current_.reset();
-      return;
-    }
-    PlannedIteration& c = *current_;
-    c.exec_ids.push_back(exec_id);
-    c.blocks.insert(c.blocks.end(), blocks, blocks + count);
-    c.block_ends.push_back(uint32_t(c.blocks.size()));
-    for (const auto& d : moves) c.moves.push_back({uint8_t(d.move), d.block});
-    c.move_ends.push_back(uint32_t(c.moves.size()));
+    if (!record_launch(exec_id, blocks, count, moves.size())) return;
+    for (const auto& d : moves) current_->moves.push_back({uint8_t(d.move), d.block});
+    current_->move_ends.push_back(uint32_t(current_->moves.size()));
+  }
+  // The next launch of a repeated iteration, which matched place `place` of `r`: the plan remembered
+  // there carries over, so that repeating does not wear the plan down to the moves still made.
+  void record_remembered(uint64_t exec_id, const Block* blocks, size_t count, const PlannedIteration& r, size_t place) {
+    const size_t from = r.moves_from(place), to = r.move_ends[place];
+    if (!record_launch(exec_id, blocks, count, to - from)) return;
+    current_->moves.insert(current_->moves.end(), r.moves.begin() + from, r.moves.begin() + to);
+    current_->move_ends.push_back(uint32_t(current_->moves.size()));
   }
 
   // The running iteration's launches recorded so far (kRepeatLaunches once it is not recorded).
@@ -82,8 +82,8 @@ class PlanRecords {
 
   // The running iteration ends and is remembered. Returns the remembered iteration the next one
   // repeats: the one `back` before the next where the ended one has as many launches as the one `back`
-  // before it and the same launch and moves at percent of its places or more (back 1, then 2); null
-  // where none.
+  // before it and the same launch and moves at percent of its places or more (the least back from 1 to
+  // kRepeatBack); null where none.
   std::shared_ptr<const PlannedIteration> end_iteration() {
     remembered_.push_front(std::move(current_));
     std::shared_ptr<PlannedIteration> spare;
@@ -99,7 +99,7 @@ class PlanRecords {
     entries_ = 0;
     const std::shared_ptr<PlannedIteration>& ended = remembered_.front();
     if (!ended || ended->launches() == 0) return nullptr;
-    for (size_t back = 1; back <= 2; ++back) {
+    for (size_t back = 1; back <= kRepeatBack; ++back) {
       const PlannedIteration* earlier = remembered_.size() > back ? remembered_[back].get() : nullptr;
       if (earlier && earlier->launches() == ended->launches() &&
           ended->same_places(*earlier) * 100 >= percent_ * ended->launches())
@@ -109,6 +109,21 @@ class PlanRecords {
   }
 
  private:
+  // Records a launch's execution ID and blocks, its `moves` moves to follow; false (and the running
+  // iteration not recorded from now on) where the iteration grew past kRepeatLaunches or kRepeatEntries.
+  bool record_launch(uint64_t exec_id, const Block* blocks, size_t count, size_t moves) {
+    if (!current_) return false;
+    entries_ += count + moves;
+    if (current_->launches() == kRepeatLaunches || entries_ > kRepeatEntries) {
+      current_.reset();
+      return false;
+    }
+    current_->exec_ids.push_back(exec_id);
+    current_->blocks.insert(current_->blocks.end(), blocks, blocks + count);
+    current_->block_ends.push_back(uint32_t(current_->blocks.size()));
+    return true;
+  }
+
   size_t percent_;                                            // DeepUMConfig.repeat_plans_percent
   std::deque<std::shared_ptr<PlannedIteration>> remembered_;  // latest first; null: not recorded
   std::shared_ptr<PlannedIteration> current_;                 // null once the running iteration is not recorded

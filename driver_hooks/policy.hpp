@@ -19,12 +19,16 @@
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
 //   replacement rule where a slot is still lacking.
 // - repeated plans (deepum with repeat_plans_percent, not with the schedule; plan_records.hpp): once
-//   an iteration under pressure launched and decided what the iteration one (else two) before it did
-//   at that share of its places, the next repeats the latest such plans: a launch matching its place
-//   demands its missing blocks, makes each remembered move that still applies (replay()), copied or
-//   not as its block's deadness is now, and keeps the capacity by the driver's rule, without the
-//   predictor's and the replacement rule's work (they start an iteration again where one is decided
-//   in full); one that does not match only demands its missing blocks and keeps the capacity.
+//   an iteration under pressure launched and decided what the iteration `back` before it did at that
+//   share of its places (the least back up to kRepeatBack), the next repeats the plans remembered for
+//   it (the iteration back - 1 before it): each launch demands its missing blocks, makes each move
+//   remembered at its place that still applies (replay()), copied or not as its block's deadness is
+//   now, and keeps the capacity by the driver's rule, without the predictor's and the replacement
+//   rule's work (they start an iteration again where one is decided in full). It counts as repeated
+//   where it launched what was remembered there; one that differs (a tensor placed elsewhere) still
+//   makes the moves, which bring in what later launches use. Each place records the remembered plan,
+//   not the moves still made, so the plan carries over whole from one repeated iteration to the next;
+//   a launch past the remembered ones only demands and keeps the capacity.
 // - confidence (deepum): the window protects its blocks and is prefetched (or the schedule followed)
 //   only while at least confident_hits of the last kConfidenceLaunches launches under pressure were
 //   kernel hits; until then only the kernel's own blocks are prefetched (the demand prefetch).
@@ -170,9 +174,11 @@ class Policy {
     plan_.moves.clear();
     launch_ += 1;
     if (repeating_) {
-      repeat(exec_id, blocks, count);
+      if (repeat(exec_id, blocks, count))
+        plans_->record_remembered(exec_id, blocks, count, *repeating_, plans_->place());
+      else
+        plans_->record(exec_id, blocks, count, plan_.moves);
       peak_ = std::max(peak_, resident_count_);
-      plans_->record(exec_id, blocks, count, plan_.moves);
       plan_.demand_prefetch = options_.prefetch && options_.learn_from == LearnFrom::kAccesses;
       return plan_;
     }
@@ -287,7 +293,7 @@ class Policy {
   uint64_t launches() const { return launch_; }
   uint64_t kernel_hits() const { return prefetcher_ ? prefetcher_->kernel_hits() : 0; }
   uint64_t kernel_misses() const { return prefetcher_ ? prefetcher_->kernel_misses() : 0; }
-  uint64_t repeated_launches() const { return repeated_launches_; }  // launches that took a remembered plan
+  uint64_t repeated_launches() const { return repeated_launches_; }  // repeated launches that matched their place
   size_t table_bytes() const { return prefetcher_ ? prefetcher_->table_bytes() : 0; }
 
   // What deepum has learned, in state_io.hpp's layout (docs/warm-start.md).
@@ -415,20 +421,24 @@ class Policy {
   }
 
   // A launch of a repeated iteration: its missing blocks demanded, each move remembered at its place
-  // that still applies made where it matches the launch there, room kept; nothing is predicted.
-  void repeat(uint64_t exec_id, const Block* blocks, size_t count) {
+  // that still applies made, room kept; nothing is predicted. Counts the launch as repeated where it
+  // matches the launch remembered there. Says whether the remembered iteration has its place (the
+  // plan remembered there carries over).
+  bool repeat(uint64_t exec_id, const Block* blocks, size_t count) {
     demand(blocks, count);
     const PlannedIteration& r = *repeating_;
     const size_t place = plans_->place();
-    if (matches(r, place, exec_id, blocks, count)) {
-      repeated_launches_ += 1;
+    const bool remembered = place < r.launches();
+    if (remembered) {
+      repeated_launches_ += matches(r, place, exec_id, blocks, count);
       for (size_t k = r.moves_from(place); k < r.move_ends[place]; ++k) replay(Move(r.moves[k].move), r.moves[k].block);
     }
     keep_capacity();
+    return remembered;
   }
 
   static bool matches(const PlannedIteration& r, size_t place, uint64_t exec_id, const Block* blocks, size_t count) {
-    if (place >= r.launches() || r.exec_ids[place] != exec_id) return false;
+    if (r.exec_ids[place] != exec_id) return false;
     const size_t first = r.blocks_from(place);
     return r.block_ends[place] - first == count && std::equal(blocks, blocks + count, r.blocks.begin() + first);
   }

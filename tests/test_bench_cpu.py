@@ -1618,7 +1618,8 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
         "deepum_run_medians": [0.30, 0.28, 0.33], "none_run_medians": [0.12, 0.11, 0.16]}}}))
     for i, (scan, policy) in enumerate([(0.006, 0.030), (0.011, 0.020), (0.007, 0.070)]):
         (folder / f"gpt2_deepum_c1_r{i}.json").write_text(json.dumps({"hook_split_s_per_step": {
-            "scan": scan, "translate": 0.005, "policy": policy, "submit": 0.009, "wait": 0.001}}))
+            "scan": scan, "translate": 0.005, "policy": policy, "submit": 0.009, "wait": 0.001},
+            "repeated_plan_launches_per_step": 3000.0 + 100 * i}))
     (folder / "gpt2_none_full.json").write_text(json.dumps({"hook_split_s_per_step": None}))
     rows = ab.summary(tmp_path, ["gpt2"], ["change", "missing"])
     assert rows[1] == {"model": "gpt2", "tree": "missing", "status": "no record"}
@@ -1626,9 +1627,10 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
     assert row["pairs"] == [2.4, 2.6, 2.5] and row["verdict"] == "undecided"
     assert row["deepum_step_s"] == pytest.approx(0.30) and row["none_step_s"] == pytest.approx(0.12)
     assert row["hook_ms"] == pytest.approx({"scan": 7.0, "translate": 5.0, "policy": 30.0, "submit": 9.0})
+    assert row["repeated_plan_launches"] == pytest.approx(3100.0)
     ab.print_summary(rows)
     table = capsys.readouterr().out.splitlines()
-    assert table[1].split()[:7] == ["gpt2", "change", "3", "2.500", "undecided", "0.3000", "0.1200"]
+    assert table[1].split()[:8] == ["gpt2", "change", "3", "2.500", "undecided", "0.3000", "0.1200", "3100"]
     assert table[2].split() == ["gpt2", "missing", "no", "record"]
 
 

@@ -65,7 +65,8 @@ class SimResult:
     warm_start: the trial of warm_state ("state": cold (a bad one), kept or forgotten; "iterations":
         judged; "launched": distinct exec IDs of the last judged; "known": those the state knew); None
         without warm_state.
-    repeated_plan_launches: launches that took the plan of a remembered iteration (repeat_plans_percent).
+    repeated_plan_launches: launches of repeated iterations that launched what the remembered iteration
+        launched at their place (repeat_plans_percent).
     timeline: per-kernel arrays (see _TIMELINE_KEYS) plus kernel_iteration; not part of to_dict().
     learned_state: what the deepum policy learned by the end (deepum.specs.warm_state's layout), to
         warm-start another replay; None for other policies; not part of to_dict().

@@ -492,8 +492,9 @@ def stats() -> dict:
     - ``resident_bytes``, ``peak_resident_bytes``: the policy's model of managed blocks on the GPU.
     - ``kernel_prediction_hits``, ``kernel_prediction_misses``: launches that matched, and did not
       match, the kernel the predictor expected next. ``table_bytes``: bytes its tables hold.
-      ``repeated_plan_launches``: launches that took the plan of a remembered iteration
-      (``DeepUMConfig.repeat_plans_percent``) instead of a decision in full.
+      ``repeated_plan_launches``: launches of repeated iterations (``DeepUMConfig.repeat_plans_percent``,
+      each launch taking a remembered plan instead of a decision in full) that launched what the
+      remembered iteration launched at their place.
     - ``warm_start``: with a warm-start file, the loaded state's trial: ``state`` ("cold": nothing
       loaded, "on_trial", "kept", "forgotten"), ``iterations`` on trial, exec IDs ``launched`` and
       ``known`` in the last of them, and ``trial``: (launched, known) of each iteration judged, in

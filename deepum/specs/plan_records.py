@@ -3,13 +3,14 @@ decided for each, and the remembered iteration that the next one repeats. This i
 specification of driver_hooks/plan_records.hpp; deepum.specs.policy says how the policy repeats a plan.
 
 An iteration is recorded launch by launch as (execution ID, blocks, moves), the moves as decided. When
-it ends it is remembered (the last three are), and the next iteration repeats the remembered one
+it ends it is remembered (the last REMEMBERED are), and the next iteration repeats the remembered one
 ``back`` iterations before it where the ended iteration has as many launches as the one ``back``
 iterations before it and, at ``percent`` of its places or more, launched the same (execution ID and
-blocks) and decided the same moves: ``back`` 1 (every iteration alike), else 2 (iterations that
-alternate, as the caching allocator's addresses can). Below 100 percent, a few launches whose blocks
-moved (a tensor the caching allocator placed elsewhere this time) or whose plans still change (the
-predictor and the replacement rule still learning there) do not keep an iteration from being repeated. An iteration of more than REPEAT_LAUNCHES
+blocks) and decided the same moves: the least ``back`` from 1 (every iteration alike) to REPEAT_BACK
+(iterations whose tensors the caching allocator places in a cycle of several iterations). Below 100
+percent, a few launches whose blocks moved (a tensor the caching allocator placed elsewhere this time)
+or whose plans still change (the predictor and the replacement rule still learning there) do not keep
+an iteration from being repeated. An iteration of more than REPEAT_LAUNCHES
 launches, or more than REPEAT_ENTRIES blocks and moves, is not recorded and none repeats it.
 """
 from __future__ import annotations
@@ -22,8 +23,11 @@ REPEAT_LAUNCHES = 1 << 16
 REPEAT_ENTRIES = 1 << 20
 """Most blocks and moves (together) of an iteration recorded."""
 
-REMEMBERED = 3
-"""Iterations remembered: the one that ended, and the two before it that it may equal."""
+REPEAT_BACK = 8
+"""Most iterations back that an ended iteration is compared with."""
+
+REMEMBERED = REPEAT_BACK + 1
+"""Iterations remembered: the one that ended, and the ones before it that it may equal."""
 
 
 class PlanRecords:
@@ -36,7 +40,8 @@ class PlanRecords:
         self._entries = 0
 
     def record(self, exec_id: int, blocks, moves) -> None:
-        """The next launch of the running iteration and its plan's moves, (move, block) as decided."""
+        """The next launch of the running iteration and its plan's moves, (move, block) as decided (in
+        a repeated iteration, where the launch matched, the remembered plan it repeated)."""
         if self._current is None:
             return
         self._entries += len(blocks) + len(moves)
@@ -57,7 +62,7 @@ class PlanRecords:
         ended = self._remembered[0]
         if not ended:
             return None
-        for back in (1, 2):
+        for back in range(1, REPEAT_BACK + 1):
             earlier = self._remembered[back] if len(self._remembered) > back else None
             if not earlier or len(earlier) != len(ended):
                 continue

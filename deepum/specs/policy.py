@@ -47,22 +47,26 @@ any other. So mapping moves nothing in an iteration that lacks no room.
 
 **Repeated plans** (deepum with ``repeat_plans_percent``, not with the schedule;
 deepum.specs.plan_records): once an iteration under pressure has launched and decided at
-``repeat_plans_percent`` of its places or more what the iteration one (else two) before it launched and
-decided there, the next iteration repeats the remembered plans of the latest such iteration. A launch
-whose execution ID and blocks equal those at its place in it demands its missing blocks, makes each
-remembered move (but the demands) that still applies, in order: a prefetch or population of a block
-neither resident nor mapped from the host, memory now, while fewer blocks are resident than the
-capacity holds; an eviction, discard or mapping as it leaves of a resident block the launch does not
-use (mapped only if not dead); a mapping from the host of a block neither resident nor mapped, memory
-and not dead; a block given back that is still mapped. Whether a block moves with a copy or without
-(``evict`` or ``discard``, ``prefetch`` or ``populate``) is decided again from its deadness now. Then,
-while more blocks are resident than the capacity holds, the driver's rule (least recently migrated,
-dead blocks first with invalidation) takes victims among the blocks the launch does not use. A launch
-that does not match is decided by its own blocks alone: its missing blocks are demanded and the
-capacity kept the same way. Repeated iterations skip the predictor, the replacement rule's bookkeeping
-and host mapping's counts (they stay as the last iteration decided in full left them, and start an
-iteration again where one is decided in full). At its end a repeated iteration is judged as any other:
-whether the next one repeats.
+``repeat_plans_percent`` of its places or more what the iteration ``back`` before it launched and
+decided there (the least ``back`` from 1 to deepum.specs.plan_records.REPEAT_BACK), the next iteration
+repeats the plans remembered for it, those of the iteration ``back`` − 1 before it. Each of
+its launches demands its missing blocks and makes each move remembered at its place (but the demands)
+that still applies, in order: a prefetch or population of a block neither resident nor mapped from the
+host, memory now, while fewer blocks are resident than the capacity holds; an eviction, discard or
+mapping as it leaves of a resident block the launch does not use (mapped only if not dead); a mapping
+from the host of a block neither resident nor mapped, memory and not dead; a block given back that is
+still mapped. Whether a block moves with a copy or without (``evict`` or ``discard``, ``prefetch`` or
+``populate``) is decided again from its deadness now. Then, while more blocks are resident than the
+capacity holds, the driver's rule (least recently migrated, dead blocks first with invalidation) takes
+victims among the blocks the launch does not use. A launch counts as repeated where its execution ID
+and blocks equal those remembered at its place; one that differs (a tensor the caching allocator placed
+elsewhere) still makes the remembered moves, which bring in what later launches use. A launch past the
+remembered ones only demands its missing blocks and keeps the capacity. Repeated iterations skip the
+predictor, the replacement rule's bookkeeping and host mapping's counts (they stay as the last
+iteration decided in full left them, and start an iteration again where one is decided in full). A
+repeated iteration is recorded with the remembered plan at each place (the moves that no longer
+applied included), so the plan carries over whole rather than wearing down to the moves still made; at
+its end it is judged as any other: whether the next one repeats.
 
 **Waking** (every mode): the engine starts asleep (deepum.specs.sleep) and the policy sees no launch
 until it wakes; ``wake`` then makes every block of the live managed segments resident and touched,
@@ -172,7 +176,7 @@ class Policy:
         repeats = mode == "deepum" and config.repeat_plans_percent > 0 and not config.schedule
         self._plans = PlanRecords(config.repeat_plans_percent) if repeats else None
         self._repeating: list | None = None  # the remembered iteration this one repeats (repeat_plans_percent)
-        self.repeated_launches = 0  # launches that took a remembered plan
+        self.repeated_launches = 0  # launches of repeated iterations that matched their place
 
     # ----------------------------------------------------------------------------------- events
     def on_launch(self, exec_id: int, blocks, indexed: bool = False, fill: bool = False, fresh=()) -> LaunchPlan:
@@ -183,9 +187,9 @@ class Policy:
         self._moves = []
         self._launch += 1
         if self._repeating is not None:
-            self._repeat(exec_id, blocks)
+            remembered = self._repeat(exec_id, blocks)
             self.peak_resident_blocks = max(self.peak_resident_blocks, len(self._migrated))
-            self._plans.record(exec_id, blocks, self._moves)
+            self._plans.record(exec_id, blocks, self._moves if remembered is None else remembered)
             return LaunchPlan(self.config.prefetch and self.config.learn_from == "accesses", self._moves)
         on_trial = self.warm_start["state"] == "on_trial"
         if (self._next_use or self._schedule or on_trial) and self._launch - self._foresight_start >= LONGEST_ITERATION:
@@ -392,24 +396,21 @@ class Policy:
             self._touched_in[block] = self._iteration
             self._touched_this_iteration += 1
 
-    def _repeat(self, exec_id: int, blocks) -> None:
+    def _repeat(self, exec_id: int, blocks) -> tuple | None:
         """A launch of a repeated iteration: its missing blocks demanded, each move remembered at its
-        place that still applies made where it matches the launch there, room kept; nothing is predicted."""
+        place that still applies made, room kept; nothing is predicted. Returns the moves remembered at
+        its place (the plan this place keeps), None past the remembered launches."""
         self._demand(blocks)
-        moves = self._remembered_moves(exec_id, blocks)
-        if moves is not None:
-            self.repeated_launches += 1
-            for move, b in moves:
-                self._replay(move, b)
-        self._keep_capacity()
-
-    def _remembered_moves(self, exec_id: int, blocks) -> tuple | None:
-        """The moves remembered at this place of the repeated iteration, if its launch there matches."""
         place = self._plans.place()
         if place >= len(self._repeating):
+            self._keep_capacity()
             return None
         recorded_id, recorded_blocks, moves = self._repeating[place]
-        return moves if recorded_id == exec_id and recorded_blocks == tuple(blocks) else None
+        self.repeated_launches += recorded_id == exec_id and recorded_blocks == tuple(blocks)
+        for move, b in moves:
+            self._replay(move, b)
+        self._keep_capacity()
+        return moves
 
     def _demand(self, blocks) -> None:
         for b in blocks:
