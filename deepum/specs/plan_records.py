@@ -41,7 +41,7 @@ class PlanRecords:
 
     def record(self, exec_id: int, blocks, moves) -> None:
         """The next launch of the running iteration and its plan's moves, (move, block) as decided (in
-        a repeated iteration, where the launch matched, the remembered plan it repeated)."""
+        a repeated iteration, at a place the remembered iteration has, the plan remembered there)."""
         if self._current is None:
             return
         self._entries += len(blocks) + len(moves)
