@@ -68,11 +68,12 @@ class PlanRecords {
     for (const auto& d : moves) current_->moves.push_back({uint8_t(d.move), d.block});
     current_->move_ends.push_back(uint32_t(current_->moves.size()));
   }
-  // The next launch of a repeated iteration, at place `place` of `r` (matching its launch there or
+  // The next launch of a repeated iteration, which `r` has a launch for at this place (matching it or
   // not): the plan remembered there carries over, so that repeating does not wear the plan down to the
   // moves still made.
-  void record_remembered(uint64_t exec_id, const Block* blocks, size_t count, const PlannedIteration& r, size_t place) {
-    const size_t from = r.moves_from(place), to = r.move_ends[place];
+  void record_remembered(uint64_t exec_id, const Block* blocks, size_t count, const PlannedIteration& r) {
+    if (!current_) return;
+    const size_t at = current_->launches(), from = r.moves_from(at), to = r.move_ends[at];
     if (!record_launch(exec_id, blocks, count, to - from)) return;
     current_->moves.insert(current_->moves.end(), r.moves.begin() + from, r.moves.begin() + to);
     current_->move_ends.push_back(uint32_t(current_->moves.size()));

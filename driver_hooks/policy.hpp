@@ -175,7 +175,7 @@ class Policy {
     launch_ += 1;
     if (repeating_) {
       if (repeat(exec_id, blocks, count))
-        plans_->record_remembered(exec_id, blocks, count, *repeating_, plans_->place());
+        plans_->record_remembered(exec_id, blocks, count, *repeating_);
       else
         plans_->record(exec_id, blocks, count, plan_.moves);
       peak_ = std::max(peak_, resident_count_);

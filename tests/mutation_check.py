@@ -52,7 +52,7 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "    demand(blocks, count);\n    const PlannedIteration& r = *repeating_;",
         "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    const PlannedIteration& r = *repeating_;"),
     "repeated-plan-records-the-moves-made": (
-        "driver_hooks/policy.hpp", "plans_->record_remembered(exec_id, blocks, count, *repeating_, plans_->place());",
+        "driver_hooks/policy.hpp", "plans_->record_remembered(exec_id, blocks, count, *repeating_);",
         "plans_->record(exec_id, blocks, count, plan_.moves);"),
     "repeated-plans-look-two-iterations-back": (
         "driver_hooks/plan_records.hpp", "constexpr size_t kRepeatBack = 8;", "constexpr size_t kRepeatBack = 2;"),

@@ -402,13 +402,12 @@ class Policy:
         its place (the plan this place keeps), None past the remembered launches."""
         self._demand(blocks)
         place = self._plans.place()
-        if place >= len(self._repeating):
-            self._keep_capacity()
-            return None
-        recorded_id, recorded_blocks, moves = self._repeating[place]
-        self.repeated_launches += recorded_id == exec_id and recorded_blocks == tuple(blocks)
-        for move, b in moves:
-            self._replay(move, b)
+        moves = None
+        if place < len(self._repeating):
+            recorded_id, recorded_blocks, moves = self._repeating[place]
+            self.repeated_launches += recorded_id == exec_id and recorded_blocks == tuple(blocks)
+            for move, b in moves:
+                self._replay(move, b)
         self._keep_capacity()
         return moves
 
