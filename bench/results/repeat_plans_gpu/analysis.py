@@ -1,5 +1,6 @@
-"""Where step 12 of the committed timelines waited, by tenth of its GPU window, and how long the copies
-in and out took: the figures docs/results.md quotes for call F.
+"""Where step 12 of the committed timelines waited, by tenth of its GPU window, how long the copies in
+and out took, and the worker's calls by tenth: the figures docs/results.md quotes for call F (and
+for bench/results/validation_fb99d46/call_b).
 
     python3 bench/results/repeat_plans_gpu/analysis.py [TIMELINE.npz ...]
 
@@ -16,7 +17,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from deepum.runtime.timeline import D2H, H2D, StepTimeline  # noqa: E402
+from deepum.runtime.timeline import CALL, CALL_OPS, D2H, H2D, StepTimeline  # noqa: E402
 
 TENTHS = 10
 SLOW_COPY_NS = 200_000
@@ -49,6 +50,21 @@ def copies(timeline: StepTimeline, kind: int) -> dict:
             "slow_at": float(np.median((starts[slow] - first) / (last - first))) if slow.any() else None}
 
 
+def calls_by_tenth(timeline: StepTimeline) -> dict[str, tuple[list[float], list[float]]]:
+    """Per op, the worker's calls that began in each tenth of the GPU window: their ms (summed over the
+    threads that made them) and their MiB."""
+    kernels, kernel_ends = timeline.spans(0)
+    first, last = kernels.min(), kernel_ends.max()
+    chosen = timeline.kind == CALL
+    tenth = np.clip((TENTHS * (timeline.start[chosen] - first) // (last - first)).astype(int), 0, TENTHS - 1)
+    took = (timeline.end[chosen] - timeline.start[chosen]) / 1e6
+    mib = timeline.value[chosen] / 2**20
+    ops = timeline.detail[chosen]
+    return {CALL_OPS[op]: (np.bincount(tenth[ops == op], took[ops == op], TENTHS).tolist(),
+                           np.bincount(tenth[ops == op], mib[ops == op], TENTHS).tolist())
+            for op in np.unique(ops)}
+
+
 def main(paths: list[str]) -> None:
     paths = paths or [str(HERE / "call_f" / f"{name}_t12.timeline.npz") for name in ("defaults", "repeat95")]
     for path in paths:
@@ -61,6 +77,9 @@ def main(paths: list[str]) -> None:
             slow_at = "–" if c["slow_at"] is None else f"{c['slow_at']:.2f}"
             print(f"  copies {name}: {c['copies']}, median {c['median_us']:.1f} µs, {c['ms']:.1f} ms in all; "
                   f"over {SLOW_COPY_NS // 1000} µs: {c['slow']}, {c['slow_ms']:.1f} ms, from {slow_at} of the window")
+        for op, (took, mib) in calls_by_tenth(timeline).items():
+            print(f"  {op + ' calls, ms':32s} " + " ".join(f"{ms:5.0f}" for ms in took) + f"   all {sum(took):6.0f} ms")
+            print(f"  {op + ' calls, MiB':32s} " + " ".join(f"{m:5.0f}" for m in mib) + f"   all {sum(mib):6.0f} MiB")
 
 
 if __name__ == "__main__":
