@@ -91,9 +91,11 @@ class DeepUMConfig:
                                             "default until measured on a GPU: docs/results.md)")
     repeat_plans_percent: int = _size(0, 0, 100, "deepum policy: once an iteration has launched and decided "
                                                  "what the iteration 1 to 8 before it did at this share of its "
-                                                 "places or more, in percent, the next iteration repeats the plans "
-                                                 "remembered for it, each launch making the remembered moves of "
-                                                 "its place that still apply, without the predictor's and the "
+                                                 "places or more, in percent, and the iteration to repeat did the "
+                                                 "same against its own cycle before it, the next iteration "
+                                                 "repeats the plans remembered for it, each launch making the "
+                                                 "remembered moves of its place that still apply, without the "
+                                                 "predictor's and the "
                                                  "replacement rule's work (not with the schedule); 0: off (the "
                                                  "default: on the GPU it moved the same bytes with half the "
                                                  "decision's time, and the step did not shorten)")

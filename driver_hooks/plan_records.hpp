@@ -17,7 +17,7 @@ namespace deepum {
 constexpr size_t kRepeatLaunches = size_t(1) << 16;  // most launches of an iteration recorded
 constexpr size_t kRepeatEntries = size_t(1) << 20;   // most blocks and moves (together) of an iteration recorded
 constexpr size_t kRepeatBack = 8;                     // most iterations back an ended iteration is compared with
-constexpr size_t kRememberedPlans = kRepeatBack + 1;  // the iteration that ended and those it may equal
+constexpr size_t kRememberedPlans = 2 * kRepeatBack;  // the iteration that ended and those it and the one repeated are compared with
 
 // One recorded iteration, flat: launch i's blocks are blocks[block_ends[i - 1], block_ends[i]), its
 // moves moves[move_ends[i - 1], move_ends[i]).
@@ -83,9 +83,9 @@ class PlanRecords {
   size_t place() const { return current_ ? current_->launches() : kRepeatLaunches; }
 
   // The running iteration ends and is remembered. Returns the remembered iteration the next one
-  // repeats: the one `back` before the next where the ended one has as many launches as the one `back`
-  // before it and the same launch and moves at percent of its places or more (the least back from 1 to
-  // kRepeatBack); null where none.
+  // repeats: the one `back` before the next (the least back from 1 to kRepeatBack) where the ended one
+  // is alike the one `back` before it, and the one to repeat alike the one `back` before that (its
+  // plan settled too, not one the learners were still changing); null where none.
   std::shared_ptr<const PlannedIteration> end_iteration() {
     remembered_.push_front(std::move(current_));
     std::shared_ptr<PlannedIteration> spare;
@@ -99,18 +99,20 @@ class PlanRecords {
       spare = std::make_shared<PlannedIteration>();
     current_ = std::move(spare);
     entries_ = 0;
-    const std::shared_ptr<PlannedIteration>& ended = remembered_.front();
-    if (!ended || ended->launches() == 0) return nullptr;
-    for (size_t back = 1; back <= kRepeatBack; ++back) {
-      const PlannedIteration* earlier = remembered_.size() > back ? remembered_[back].get() : nullptr;
-      if (earlier && earlier->launches() == ended->launches() &&
-          ended->same_places(*earlier) * 100 >= percent_ * ended->launches())
-        return remembered_[back - 1];
-    }
+    for (size_t back = 1; back <= kRepeatBack; ++back)
+      if (alike(0, back) && alike(back - 1, 2 * back - 1)) return remembered_[back - 1];
     return nullptr;
   }
 
  private:
+  // Whether the remembered iterations `later` and `earlier` (0: the one that ended) were both recorded,
+  // have as many launches and launched and decided the same at percent of their places or more.
+  bool alike(size_t later, size_t earlier) const {
+    if (remembered_.size() <= earlier || !remembered_[later] || !remembered_[earlier]) return false;
+    const PlannedIteration &a = *remembered_[later], &b = *remembered_[earlier];
+    return a.launches() && a.launches() == b.launches() && a.same_places(b) * 100 >= percent_ * a.launches();
+  }
+
   // Records a launch's execution ID and blocks, its `moves` moves to follow; false (and the running
   // iteration not recorded from now on) where the iteration grew past kRepeatLaunches or kRepeatEntries.
   bool record_launch(uint64_t exec_id, const Block* blocks, size_t count, size_t moves) {

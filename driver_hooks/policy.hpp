@@ -20,8 +20,9 @@
 //   replacement rule where a slot is still lacking.
 // - repeated plans (deepum with repeat_plans_percent, not with the schedule; plan_records.hpp): once
 //   an iteration under pressure launched and decided what the iteration `back` before it did at that
-//   share of its places (the least back up to kRepeatBack), the next repeats the plans remembered for
-//   it (the iteration back - 1 before it): each launch demands its missing blocks, makes each move
+//   share of its places (the least back up to kRepeatBack), and the iteration to repeat did the same
+//   against the one back before it, the next repeats the plans remembered for it (the iteration
+//   back - 1 before it): each launch demands its missing blocks, makes each move
 //   remembered at its place that still applies (replay()), copied or not as its block's deadness is
 //   now, and keeps the capacity by the driver's rule, without the predictor's and the replacement
 //   rule's work (they start an iteration again where one is decided in full). It counts as repeated

@@ -46,8 +46,10 @@ MUTATIONS = {
         "driver_hooks/policy.hpp", "move = invalidates() && memory_.choose_discard(b, ticket) ? Move::kDiscard : Move::kEvict;",
         "(void)ticket;"),
     "repeated-plans-share-unscaled": (
-        "driver_hooks/plan_records.hpp", "same_places(*earlier) * 100 >= percent_ * ended->launches()",
-        "same_places(*earlier) * 100 >= percent_"),
+        "driver_hooks/plan_records.hpp", "a.same_places(b) * 100 >= percent_ * a.launches()",
+        "a.same_places(b) * 100 >= percent_"),
+    "repeated-plan-unsettled": (
+        "driver_hooks/plan_records.hpp", "if (alike(0, back) && alike(back - 1, 2 * back - 1))", "if (alike(0, back))"),
     "repeated-plan-demands-only-what-it-remembers": (
         "driver_hooks/policy.hpp", "    demand(blocks, count);\n    const PlannedIteration& r = *repeating_;",
         "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    const PlannedIteration& r = *repeating_;"),

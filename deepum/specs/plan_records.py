@@ -3,15 +3,18 @@ decided for each, and the remembered iteration that the next one repeats. This i
 specification of driver_hooks/plan_records.hpp; deepum.specs.policy says how the policy repeats a plan.
 
 An iteration is recorded launch by launch as (execution ID, blocks, moves), the moves as decided. When
-it ends it is remembered (the last REMEMBERED are), and the next iteration repeats the remembered one
-``back`` iterations before it where the ended iteration has as many launches as the one ``back``
-iterations before it and, at ``percent`` of its places or more, launched the same (execution ID and
-blocks) and decided the same moves: the least ``back`` from 1 (every iteration alike) to REPEAT_BACK
-(iterations whose tensors the caching allocator places in a cycle of several iterations). Below 100
-percent, a few launches whose blocks moved (a tensor the caching allocator placed elsewhere this time)
-or whose plans still change (the predictor and the replacement rule still learning there) do not keep
-an iteration from being repeated. An iteration of more than REPEAT_LAUNCHES
-launches, or more than REPEAT_ENTRIES blocks and moves, is not recorded and none repeats it.
+it ends it is remembered (the last REMEMBERED are). Two remembered iterations are alike where they have
+as many launches and, at ``percent`` of their places or more, launched the same (execution ID and
+blocks) and decided the same moves. The next iteration repeats the remembered one ``back`` iterations
+before it where the ended iteration is alike the one ``back`` before it and the one to repeat is alike
+the one ``back`` before that: the least ``back`` from 1 (every iteration alike) to REPEAT_BACK
+(iterations whose tensors the caching allocator places in a cycle of several iterations). The second
+condition keeps a plan decided while the learners were still changing it from being repeated: the
+iterations of a cycle settle one by one, and the ended one settling says nothing of the one to repeat.
+Below 100 percent, a few launches whose blocks moved (a tensor the caching allocator placed elsewhere
+this time) or whose plans still change do not keep an iteration from being repeated. An iteration of
+more than REPEAT_LAUNCHES launches, or more than REPEAT_ENTRIES blocks and moves, is not recorded and
+none repeats it.
 """
 from __future__ import annotations
 
@@ -26,8 +29,9 @@ REPEAT_ENTRIES = 1 << 20
 REPEAT_BACK = 8
 """Most iterations back that an ended iteration is compared with."""
 
-REMEMBERED = REPEAT_BACK + 1
-"""Iterations remembered: the one that ended, and the ones before it that it may equal."""
+REMEMBERED = 2 * REPEAT_BACK
+"""Iterations remembered: the one that ended, those before it that it may equal, and those the one it
+would repeat is compared with."""
 
 
 class PlanRecords:
@@ -59,14 +63,18 @@ class PlanRecords:
         repeats, each entry (execution ID, blocks, moves), or None."""
         self._remembered.appendleft(self._current)
         self._current, self._entries = [], 0
-        ended = self._remembered[0]
-        if not ended:
-            return None
         for back in range(1, REPEAT_BACK + 1):
-            earlier = self._remembered[back] if len(self._remembered) > back else None
-            if not earlier or len(earlier) != len(ended):
-                continue
-            same = sum(a == b for a, b in zip(ended, earlier))
-            if same * 100 >= self.percent * len(ended):
+            if self._alike(0, back) and self._alike(back - 1, 2 * back - 1):
                 return self._remembered[back - 1]
         return None
+
+    def _alike(self, later: int, earlier: int) -> bool:
+        """Whether the remembered iterations ``later`` and ``earlier`` (0: the one that ended) were both
+        recorded, have as many launches and launched and decided the same at ``percent`` of their
+        places or more."""
+        if len(self._remembered) <= earlier:
+            return False
+        a, b = self._remembered[later], self._remembered[earlier]
+        if not a or not b or len(a) != len(b):
+            return False
+        return sum(x == y for x, y in zip(a, b)) * 100 >= self.percent * len(a)

@@ -48,8 +48,9 @@ any other. So mapping moves nothing in an iteration that lacks no room.
 **Repeated plans** (deepum with ``repeat_plans_percent``, not with the schedule;
 deepum.specs.plan_records): once an iteration under pressure has launched and decided at
 ``repeat_plans_percent`` of its places or more what the iteration ``back`` before it launched and
-decided there (the least ``back`` from 1 to deepum.specs.plan_records.REPEAT_BACK), the next iteration
-repeats the plans remembered for it, those of the iteration ``back`` − 1 before it. Each of
+decided there (the least ``back`` from 1 to deepum.specs.plan_records.REPEAT_BACK), and the iteration
+``back`` − 1 before it did the same against the one ``back`` before that (its plan settled too), the
+next iteration repeats the plans remembered for it, those of the iteration ``back`` − 1 before it. Each of
 its launches demands its missing blocks and makes each move remembered at its place (but the demands)
 that still applies, in order: a prefetch or population of a block neither resident nor mapped from the
 host, memory now, while fewer blocks are resident than the capacity holds; an eviction, discard or
