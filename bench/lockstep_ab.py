@@ -11,8 +11,9 @@ with fused AdamW at half their footprints (deepum's capacity), --steps steps (de
 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from step to step.
 Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round), and
 OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their runs' median
-steps and the hook's parts, also printed as a table at the end. Where `none`'s steps drift, the pairs
-of two trees can differ while deepum's own steps do not: compare those too.
+steps and the hook's parts, and for each tree after the first its pairs against the first tree's of the
+same round (ratios, their median, the rounds it came lower), also printed as a table at the end. Where
+`none`'s steps drift, the pairs of two trees can differ while deepum's own steps do not: compare those too.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
 """
@@ -176,6 +177,22 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
     return rows
 
 
+def against_first(rows: list[dict]) -> None:
+    """Adds to each model's rows after its first tree's, round by round, the ratio of its pair to the first
+    tree's pair of the same round (the trees take turns, so a round shares the machine's drift), their
+    median and the rounds in which it came lower ("against_first"; absent where either has no pairs)."""
+    first: dict[str, list[float]] = {}
+    for row in rows:
+        pairs = row.get("pairs") or []
+        if row["model"] not in first:
+            first[row["model"]] = pairs
+            continue
+        ratios = [mine / theirs for mine, theirs in zip(pairs, first[row["model"]])]
+        if ratios:
+            row["against_first"] = {"ratios": ratios, "median": statistics.median(ratios),
+                                    "lower": sum(r < 1 for r in ratios)}
+
+
 def device(out: Path) -> str | None:
     """The GPU the pairs ran on, as the first of OUT's no_pressure.json records names it."""
     for path in sorted(out.glob("*/no_pressure.json")):
@@ -194,8 +211,12 @@ def print_summary(rows: list[dict]) -> None:
             print(f"{r['model']:<11} {r['tree']:<14} {r['status']}")
             continue
         hook = " ".join(f"{k} {v:.1f}" for k, v in r["hook_ms"].items())
+        versus = r.get("against_first")
+        versus = (f"  against the first tree: median {versus['median']:.3f}, lower in {versus['lower']} of "
+                  f"{len(versus['ratios'])} rounds") if versus else ""
         print(f"{r['model']:<11} {r['tree']:<14} {len(r['pairs']):>5} {r['pair_median']:>7.3f} {r['verdict']:<10} "
-              f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f} {r['repeated_plan_launches'] or 0:>8.0f}  {hook}")
+              f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f} {r['repeated_plan_launches'] or 0:>8.0f}  "
+              f"{hook}{versus}")
 
 
 def main(argv=None) -> int:
@@ -231,6 +252,7 @@ def main(argv=None) -> int:
     if args.dry_run:
         return 0
     rows = summary(args.out.resolve(), args.model_list, list(folders))
+    against_first(rows)
     print_summary(rows)
     record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]), "device": device(args.out),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

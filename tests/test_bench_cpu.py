@@ -1634,6 +1634,20 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
     assert table[2].split() == ["gpt2", "missing", "no", "record"]
 
 
+def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
+    (ab,) = load("lockstep_ab")
+    rows = [{"model": "gpt2", "tree": "this_tree", "status": "ok", "pairs": [2.5, 2.8, 2.2]},
+            {"model": "gpt2", "tree": "faster", "status": "ok", "pairs": [2.25, 2.94, 2.0, 2.1]},
+            {"model": "gpt2", "tree": "missing", "status": "no record"},
+            {"model": "bert-large", "tree": "this_tree", "status": "no record"},
+            {"model": "bert-large", "tree": "faster", "status": "ok", "pairs": [2.0]}]
+    ab.against_first(rows)
+    versus = rows[1]["against_first"]
+    assert versus["ratios"] == pytest.approx([0.9, 1.05, 2.0 / 2.2])  # the first tree's rounds only
+    assert versus["median"] == pytest.approx(2.0 / 2.2) and versus["lower"] == 2
+    assert not any("against_first" in row for row in rows[:1] + rows[2:])
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--tree", "Before=x.patch"], "give NAME=SOURCE"),
     (["--tree", "this_tree=PATCH"], "the name 'this_tree' is taken"),
