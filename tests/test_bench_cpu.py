@@ -1148,6 +1148,45 @@ def test_policy_cost_refuses_bad_arguments(argv, message, refusal_on_trace):
     assert message in refusal_on_trace(cost, argv)
 
 
+# --- bench/prefetch_lead.py ------------------------------------------------------------------------------
+
+def test_prefetch_lead_measures_each_block_brought_in_to_its_next_use():
+    (lead,) = load("prefetch_lead")
+    launches = [(1, (0, 1), (("demand", 0), ("demand", 1), ("prefetch", 2))),
+                (2, (1,), (("evict", 0), ("populate", 3))),
+                (3, (2,), ()),
+                (4, (0, 3), (("prefetch", 0), ("prefetch", 9)))]  # block 9 is never used
+    assert lead.leads(launches) == [[("prefetch", 2)], [("populate", 2)], [], [("prefetch", 0), ("prefetch", None)]]
+
+
+def test_prefetch_lead_rows_count_every_block_brought_in_of_an_iteration(small_trace_path, tmp_path):
+    from deepum.config import DeepUMConfig
+    (lead,) = load("prefetch_lead")
+    trace, out = _small_trace(), tmp_path / "lead.json"
+    capacity = max(4, len(set(trace.access_block.tolist())) // 2) * (2 << 20)  # under pressure
+    assert lead.main(["--trace", str(small_trace_path), "--capacity", str(capacity), "--from-iteration", "1",
+                      "--early", "8", "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    launches, _, _ = lead.launch_plans(trace, capacity, DeepUMConfig())
+    assert [it["iteration"] for it in record["iterations"]] == [1, 2, 3] and record["early"] == 8
+    for it in record["iterations"]:
+        first = int(trace.iteration_first_kernel[it["iteration"]])
+        plans = [plan for _, _, plan in launches[first:first + it["launches"]]]
+        assert sum(it["brought_in"]) == sum(move in ("prefetch", "populate") for plan in plans for move, _ in plan)
+        assert sum(it["hand_overs"]) == sum(any(move != "demand" for move, _ in plan) for plan in plans)
+        assert all(0 <= e <= b for e, b in zip(it["early"], it["brought_in"]))
+    assert sum(sum(it["brought_in"]) for it in record["iterations"]) > 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--early", "0"], "--early must be from 1 to 1000000, got 0"),
+    (["--from-iteration", "9"], "--from-iteration must be in [0, 4)"),
+])
+def test_prefetch_lead_refuses_bad_arguments(argv, message, refusal_on_trace):
+    (lead,) = load("prefetch_lead")
+    assert message in refusal_on_trace(lead, argv)
+
+
 # --- bench/policy_cache_misses.py ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
