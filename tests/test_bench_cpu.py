@@ -1187,6 +1187,37 @@ def test_prefetch_lead_refuses_bad_arguments(argv, message, refusal_on_trace):
     assert message in refusal_on_trace(lead, argv)
 
 
+# --- bench/window_at.py ---------------------------------------------------------------------------------
+
+def test_window_at_shows_a_recalled_window_foreseeing_every_launch(small_trace_path, tmp_path):
+    """The small trace's iterations repeat exactly, so a predictor that recalls the iteration before
+    predicts each next launch's exec ID and, having learned its blocks then, all of them."""
+    (window,) = load("window_at")
+    config = tmp_path / "recall.json"
+    config.write_text('{"recall_iterations": 1}')
+    trace, out = _small_trace(), tmp_path / "window.json"
+    assert window.main(["--trace", str(small_trace_path), "--config", str(config), "--iteration", "2",
+                        "--launch", "5", "-o", str(out)]) == 0
+    entries = json.loads(out.read_text())["entries"]
+    first = int(trace.iteration_first_kernel[2])
+    assert len(entries) == 33
+    for e in entries:
+        k = first + 5 + e["entry"]
+        assert e["exec_id"] == int(trace.kernel_exec_id[k]) and 5 + e["entry"] in e["places"]
+        assert e["used_by_the_launch_then"] == e["blocks"] == len(set(window.blocks_of(trace, k)))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--iteration", "4", "--launch", "0"], "--iteration must be in [0, 4)"),
+    (["--iteration", "1", "--launch", "-1"], "--launch must be in [0, "),
+])
+def test_window_at_refuses_bad_arguments(argv, message, capsys, small_trace_path, tmp_path):
+    (window,) = load("window_at")
+    with pytest.raises(SystemExit) as exc:
+        window.main(["--trace", str(small_trace_path), *argv, "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
 # --- bench/policy_cache_misses.py ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
