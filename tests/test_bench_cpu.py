@@ -1187,6 +1187,29 @@ def test_prefetch_lead_refuses_bad_arguments(argv, message, refusal_on_trace):
     assert message in refusal_on_trace(lead, argv)
 
 
+# --- bench/irregular.py ----------------------------------------------------------------------------------
+
+def test_irregular_replays_each_config_as_one_more_deepum_variant(tmp_path, monkeypatch):
+    (irregular,) = load("irregular")
+    monkeypatch.setattr(irregular, "WORKLOADS", {"transformer": ("transformer", {})})
+    config = tmp_path / "recall.json"
+    config.write_text('{"recall_iterations": 2}')
+    out = tmp_path / "irregular.json"
+    irregular.main(["--iterations", "3", "--config", str(config), "-o", str(out)])
+    rows = json.loads(out.read_text())["results"]
+    assert [row["variant"] for row in rows] == ["deepum", "deepum-last-iteration", "deepum-recall"]
+    assert rows[2]["config"]["recall_iterations"] == 2 and rows[0]["config"]["recall_iterations"] == 0
+
+
+def test_irregular_refuses_a_bad_config(tmp_path, capsys):
+    (irregular,) = load("irregular")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"lookahead": -3}')
+    with pytest.raises(SystemExit) as exc:
+        irregular.main(["--config", str(bad), "-o", str(tmp_path / "x.json")])
+    assert exc.value.code == 2 and f"--config {bad}" in capsys.readouterr().err
+
+
 # --- bench/window_at.py ---------------------------------------------------------------------------------
 
 def test_window_at_shows_a_recalled_window_foreseeing_every_launch(small_trace_path, tmp_path):
