@@ -9,8 +9,8 @@ GPU memory all that time and moved when a wrong prediction said so. Per tenth of
 launches: the blocks brought in, those too early, and the launches that decided a move other than their own
 blocks' (each one hand-over to the engine's worker).
 
-Writes one JSON record (command, source revision, date, trace, capacity, config, --early, and per
-iteration the three rows by tenth) and prints the rows.
+Writes one JSON record (command, machine, date, trace, capacity, config, --early, and per iteration
+the three rows by tenth) and prints the rows.
 
     python3 bench/prefetch_lead.py --trace bench/results/repeat_plans_gpu/call_e/gpt2_bf16_20_trace.npz \\
         --capacity 6138363904 --from-iteration 10 -o bench/results/turn_prefetches/gpt2_defaults.json
@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import datetime
-import json
-import shlex
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -32,7 +29,7 @@ sys.path.insert(0, str(HERE))
 
 import replay_arguments  # noqa: E402
 from decision_repeats import launch_plans  # noqa: E402
-from replay_throughput import source_revision  # noqa: E402
+from replay_throughput import write_simulator_record  # noqa: E402
 
 TENTHS = 10
 BROUGHT_IN = ("prefetch", "populate")
@@ -105,14 +102,9 @@ def main(argv=None) -> int:
         print(f"iteration {it['iteration']} ({it['launches']} launches), by tenth:")
         for name in ("brought_in", "early", "hand_overs"):
             print(f"  {name:11s}" + "".join(f"{n:6d}" for n in it[name]) + f"   all {sum(it[name])}")
-    record = {
-        "command": shlex.join([Path(sys.executable).name, *sys.argv]), "revision": source_revision(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "trace": str(args.trace), "capacity_bytes": args.capacity, "config": args.deepum_config.to_dict(),
-        "early": args.early, "iterations": iterations,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, indent=1) + "\n")
+    write_simulator_record(args.output, {"trace": str(args.trace), "capacity_bytes": args.capacity,
+                                         "config": args.deepum_config.to_dict(), "early": args.early,
+                                         "iterations": iterations})
     return 0
 
 

@@ -12,22 +12,24 @@ from deepum.offline.trace_io import read_trace
 from deepum.units import parse_size
 
 
-def add(parser: argparse.ArgumentParser) -> None:
-    """Adds --trace, --capacity and --config to `parser`."""
+def add(parser: argparse.ArgumentParser, capacity: bool = True) -> None:
+    """Adds --trace, --capacity (unless `capacity` is False) and --config to `parser`."""
     parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
-    parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
+    if capacity:
+        parser.add_argument("--capacity", required=True, help="the budget: bytes or 6GiB-style")
     parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
 
 
 def check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Parses args.capacity into bytes (at least one 2 MiB block), reads the trace into args.trace_data
-    and the config into args.deepum_config; errors exit through parser.error."""
-    try:
-        args.capacity = parse_size(args.capacity)
-    except ValueError as exc:
-        parser.error(f"--capacity: {exc}")
-    if args.capacity < BLOCK_BYTES:
-        parser.error(f"--capacity must hold at least one 2 MiB block, got {args.capacity} bytes")
+    """Parses args.capacity (where add() added it) into bytes (at least one 2 MiB block), reads the
+    trace into args.trace_data and the config into args.deepum_config; errors exit through parser.error."""
+    if hasattr(args, "capacity"):
+        try:
+            args.capacity = parse_size(args.capacity)
+        except ValueError as exc:
+            parser.error(f"--capacity: {exc}")
+        if args.capacity < BLOCK_BYTES:
+            parser.error(f"--capacity must hold at least one 2 MiB block, got {args.capacity} bytes")
     try:
         args.trace_data = read_trace(args.trace)
     except (OSError, ValueError, KeyError) as exc:

@@ -7,8 +7,8 @@ move: the window depends only on the launches. Then, for each window entry j (0:
 the exec ID predicted, the places in the iteration where that exec ID launched, the blocks predicted,
 and how many of them the launch that came j launches later actually used.
 
-Writes one JSON record (command, source revision, date, trace, config, the launch and the entries)
-and prints the entries.
+Writes one JSON record (command, machine, date, trace, config, the launch and the entries) and
+prints the entries.
 
     python3 bench/window_at.py --trace bench/results/repeat_plans_gpu/call_e/gpt2_bf16_20_trace.npz \\
         --iteration 10 --launch 1392 -o bench/results/turn_prefetches/window_gpt2_defaults.json
@@ -16,9 +16,6 @@ and prints the entries.
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import shlex
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -27,16 +24,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import replay_arguments  # noqa: E402
 from deepum.config import DeepUMConfig  # noqa: E402
-from deepum.offline.trace_io import read_trace  # noqa: E402
 from deepum.specs.predictor import make_predictor  # noqa: E402
-from replay_throughput import source_revision  # noqa: E402
+from replay_throughput import write_simulator_record  # noqa: E402
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trace", type=Path, required=True, help="a recorded trace (.npz)")
-    parser.add_argument("--config", type=Path, default=None, help="DeepUMConfig JSON (default: the defaults)")
+    replay_arguments.add(parser, capacity=False)
     parser.add_argument("--iteration", type=int, required=True, help="the iteration of the launch")
     parser.add_argument("--launch", type=int, required=True, help="the launch, counted from the iteration's first")
     parser.add_argument("-o", "--output", type=Path, required=True)
@@ -47,14 +43,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     """The arguments, checked; errors exit with status 2 and one line on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        args.trace_data = read_trace(args.trace)
-    except (OSError, ValueError, KeyError) as exc:
-        parser.error(f"--trace {args.trace}: {exc}")
-    try:
-        args.deepum_config = DeepUMConfig.load(args.config) if args.config else DeepUMConfig()
-    except (OSError, ValueError, TypeError) as exc:
-        parser.error(f"--config {args.config}: {exc}")
+    replay_arguments.check(parser, args)
     starts = args.trace_data.iteration_first_kernel.tolist() + [args.trace_data.num_kernels]
     if not 0 <= args.iteration < len(starts) - 1:
         parser.error(f"--iteration must be in [0, {len(starts) - 1}), the trace's iterations")
@@ -102,14 +91,8 @@ def main(argv=None) -> int:
     for e in entries:
         places = ",".join(map(str, e["places"][:4])) + ("…" if len(e["places"]) > 4 else "") or "none"
         print(f"  {e['entry']:3d}  at {places:24s} {e['blocks']:6d} {e['used_by_the_launch_then']}")
-    record = {
-        "command": shlex.join([Path(sys.executable).name, *sys.argv]), "revision": source_revision(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "trace": str(args.trace), "config": args.deepum_config.to_dict(), "iteration": args.iteration,
-        "launch": args.launch, "entries": entries,
-    }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, indent=1) + "\n")
+    write_simulator_record(args.output, {"trace": str(args.trace), "config": args.deepum_config.to_dict(),
+                                         "iteration": args.iteration, "launch": args.launch, "entries": entries})
     return 0
 
 
