@@ -48,7 +48,8 @@ class Pair:
 
 
 configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), prefetch_batch=st.integers(1, 4),
-                    recall_iterations=st.integers(0, 3), exec_ids=st.integers(1, 16), exec_records=st.integers(1, 4), block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
+                    recall_iterations=st.integers(0, 3), exec_ids=st.integers(1, 16), exec_records=st.integers(1, 4),
+                    block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
