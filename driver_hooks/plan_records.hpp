@@ -17,7 +17,8 @@ namespace deepum {
 constexpr size_t kRepeatLaunches = size_t(1) << 16;  // most launches of an iteration recorded
 constexpr size_t kRepeatEntries = size_t(1) << 20;   // most blocks and moves (together) of an iteration recorded
 constexpr size_t kRepeatBack = 8;                     // most iterations back an ended iteration is compared with
-constexpr size_t kRememberedPlans = 2 * kRepeatBack;  // the iteration that ended and those it and the one repeated are compared with
+// The iteration that ended, those it may equal and those the one it would repeat is compared with.
+constexpr size_t kRememberedPlans = 2 * kRepeatBack;
 
 // One recorded iteration, flat: launch i's blocks are blocks[block_ends[i - 1], block_ends[i]), its
 // moves moves[move_ends[i - 1], move_ends[i]).
