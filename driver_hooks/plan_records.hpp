@@ -36,15 +36,20 @@ struct PlannedIteration {
   size_t launches() const { return exec_ids.size(); }
   size_t blocks_from(size_t launch) const { return launch ? block_ends[launch - 1] : 0; }
   size_t moves_from(size_t launch) const { return launch ? move_ends[launch - 1] : 0; }
+  // Whether launch `i` launched `exec_id` on `blocks` (dense, `count` of them).
+  bool launched(size_t i, uint64_t exec_id, const Block* used, size_t count) const {
+    const size_t first = blocks_from(i);
+    return exec_ids[i] == exec_id && block_ends[i] - first == count &&
+           std::equal(used, used + count, blocks.begin() + first);
+  }
   // Of the places of an iteration with as many launches, those where `o` launched the same (execution
   // ID and blocks) and decided the same moves.
   size_t same_places(const PlannedIteration& o) const {
     size_t same = 0;
     for (size_t i = 0; i < launches(); ++i) {
       const size_t b = blocks_from(i), m = moves_from(i);
-      same += exec_ids[i] == o.exec_ids[i] && block_ends[i] - b == o.block_ends[i] - o.blocks_from(i) &&
+      same += o.launched(i, exec_ids[i], blocks.data() + b, block_ends[i] - b) &&
               move_ends[i] - m == o.move_ends[i] - o.moves_from(i) &&
-              std::equal(blocks.begin() + b, blocks.begin() + block_ends[i], o.blocks.begin() + o.blocks_from(i)) &&
               std::equal(moves.begin() + m, moves.begin() + move_ends[i], o.moves.begin() + o.moves_from(i));
     }
     return same;

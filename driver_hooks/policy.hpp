@@ -201,10 +201,7 @@ class Policy {
     missing_.clear();
     for (size_t i = 0; i < count; ++i) {
       const Block b = blocks[i];
-      ensure(b);
-      count_touched(b);
-      used_by_[b] = launch_;
-      touch(b);
+      use(b);
       if (!resident_[b] && !host_mapped_[b]) missing_.push_back(b);
       if (replacement_) replacement_->use(b, launch_, resident_[b] != 0);
       if (counts) counts->count_use(b, launch_, fresh && fresh[i], fill);
@@ -415,7 +412,12 @@ class Policy {
     counted_.resize(n, 0);
   }
 
-  void touch(Block b) {
+  // A block the running launch uses: counted among those touched, used last by this launch and touched
+  // in this iteration.
+  void use(Block b) {
+    ensure(b);
+    count_touched(b);
+    used_by_[b] = launch_;
     if (touched_in_[b] == iteration_ + 1) return;
     touched_in_[b] = iteration_ + 1;
     touched_this_iteration_ += 1;
@@ -431,24 +433,15 @@ class Policy {
     const size_t place = plans_->place();
     const bool remembered = place < r.launches();
     if (remembered) {
-      repeated_launches_ += matches(r, place, exec_id, blocks, count);
+      repeated_launches_ += r.launched(place, exec_id, blocks, count);
       for (size_t k = r.moves_from(place); k < r.move_ends[place]; ++k) replay(Move(r.moves[k].move), r.moves[k].block);
     }
     keep_capacity();
     return remembered;
   }
 
-  static bool matches(const PlannedIteration& r, size_t place, uint64_t exec_id, const Block* blocks, size_t count) {
-    if (r.exec_ids[place] != exec_id) return false;
-    const size_t first = r.blocks_from(place);
-    return r.block_ends[place] - first == count && std::equal(blocks, blocks + count, r.blocks.begin() + first);
-  }
-
   void demand(const Block* blocks, size_t count) {
-    for (size_t i = 0; i < count; ++i) {
-      used_by_[blocks[i]] = launch_;
-      touch(blocks[i]);
-    }
+    for (size_t i = 0; i < count; ++i) use(blocks[i]);
     for (size_t i = 0; i < count; ++i)
       if (!resident_[blocks[i]] && !host_mapped_[blocks[i]]) {
         make_resident(blocks[i]);

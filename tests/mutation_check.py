@@ -52,7 +52,7 @@ MUTATIONS = {
         "driver_hooks/plan_records.hpp", "if (alike(0, back) && alike(back - 1, 2 * back - 1))", "if (alike(0, back))"),
     "repeated-plan-demands-only-what-it-remembers": (
         "driver_hooks/policy.hpp", "    demand(blocks, count);\n    const PlannedIteration& r = *repeating_;",
-        "    for (size_t i = 0; i < count; ++i) touch(blocks[i]);\n    const PlannedIteration& r = *repeating_;"),
+        "    for (size_t i = 0; i < count; ++i) use(blocks[i]);\n    const PlannedIteration& r = *repeating_;"),
     "repeated-plan-records-the-moves-made": (
         "driver_hooks/policy.hpp", "plans_->record_remembered(exec_id, blocks, count, *repeating_);",
         "plans_->record(exec_id, blocks, count, plan_.moves);"),

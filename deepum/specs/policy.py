@@ -207,8 +207,7 @@ class Policy:
         step = self._schedule.launch(exec_id, blocks, self._migrated) if self._schedule else None
         missing = []
         for b in blocks:
-            self._used_by[b] = self._launch
-            self._touch(b)
+            self._use(b)
             if b not in self._migrated and b not in self._host_mapped:
                 missing.append(b)
             if self._next_use:
@@ -392,7 +391,9 @@ class Policy:
             for b in blocks:
                 self._predictor.on_fault(b)
 
-    def _touch(self, block: int) -> None:
+    def _use(self, block: int) -> None:
+        """A block the running launch uses: used last by this launch and touched in this iteration."""
+        self._used_by[block] = self._launch
         if self._touched_in.get(block) != self._iteration:
             self._touched_in[block] = self._iteration
             self._touched_this_iteration += 1
@@ -414,8 +415,7 @@ class Policy:
 
     def _demand(self, blocks) -> None:
         for b in blocks:
-            self._used_by[b] = self._launch
-            self._touch(b)
+            self._use(b)
         for b in [b for b in blocks if b not in self._migrated and b not in self._host_mapped]:
             self._arrive(b)
             self._moves.append(("demand", b))
