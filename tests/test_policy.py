@@ -650,7 +650,7 @@ def _repeating_pair(**config) -> Pair:
                                       [STEADY, [(10 + e, b[::-1]) for e, b in STEADY], [(20 + e, b) for e, b in STEADY]]],
                          ids=["every iteration alike", "iterations alternating", "iterations in a cycle of three"])
 def test_repeated_plans_decide_steady_iterations_as_in_full_without_the_predictors_work(programs):
-    full = _repeating_pair()
+    full = _repeating_pair(repeat_plans_percent=0)
     in_full, _ = _run_iterations(full, programs, 15)
     pair = _repeating_pair(repeat_plans_percent=100)
     repeating, repeated = _run_iterations(pair, programs, 15)
@@ -669,7 +669,7 @@ def test_a_plan_decided_in_an_iteration_off_its_cycle_is_not_repeated():
     q = [(10 + e, b[::-1]) for e, b in STEADY]
     off_cycle = [(30 + e, b) if place in (1, 3, 4, 6) else (e, b) for place, (e, b) in enumerate(q)]
     iterations = [STEADY, q, STEADY, q, STEADY, off_cycle] + [STEADY, q] * 4
-    full, repeating = _repeating_pair(), _repeating_pair(repeat_plans_percent=50)
+    full, repeating = _repeating_pair(repeat_plans_percent=0), _repeating_pair(repeat_plans_percent=50)
     for programs in iterations:
         in_full = [full.launch(exec_id, blocks)[1] for exec_id, blocks in programs]
         assert [repeating.launch(exec_id, blocks)[1] for exec_id, blocks in programs] == in_full
