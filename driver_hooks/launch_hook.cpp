@@ -89,7 +89,11 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   }
   if (!kernel_params && !buffer) rt.counters.launches_without_arguments++;
   uint64_t id = mix(kernel.name_hash, grid);
-  std::vector<Access> accesses;
+  // Kept by each launching thread from launch to launch, so that a launch allocates nothing here once
+  // they have grown; the hook launches no kernel of its own, so none is in use when a launch enters.
+  thread_local std::vector<Access> accesses;
+  thread_local std::vector<int64_t> blocks;
+  accesses.clear();
   Stopwatch clock;
   {
     std::lock_guard<std::mutex> lock(rt.memory.mutex());
@@ -125,19 +129,19 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
   }
   rt.counters.hook_scan_ns += clock.lap();
   std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.block < b.block; });
-  std::vector<Access> merged;  // one row per block: pages summed (capped at 512), writes or-ed
-  for (const Access& a : accesses) {
-    if (!merged.empty() && merged.back().block == a.block) {
-      merged.back().pages += a.pages;
-      merged.back().write = merged.back().write || a.write;
+  size_t rows = 0;  // merged in place, one row per block: pages summed (recorded capped at 512), writes or-ed
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    if (rows && accesses[rows - 1].block == accesses[i].block) {
+      accesses[rows - 1].pages += accesses[i].pages;
+      accesses[rows - 1].write = accesses[rows - 1].write || accesses[i].write;
     } else {
-      merged.push_back(a);
+      accesses[rows++] = accesses[i];
     }
   }
-  std::vector<int64_t> blocks;
-  blocks.reserve(merged.size());
-  for (const Access& a : merged) blocks.push_back(a.block);
-  if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, merged);
+  accesses.resize(rows);
+  blocks.clear();
+  for (const Access& a : accesses) blocks.push_back(a.block);
+  if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, accesses);
   if (rt.fault_log.on.load(std::memory_order_relaxed)) rt.fault_log.launch(correlation, id, nullptr, {});
   if (rt.sleep.waking.exchange(false)) rt.engine->wake(rt.memory.segment_blocks());
   if (kernel.indexed) rt.counters.indexed_launches++;
