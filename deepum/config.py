@@ -98,7 +98,7 @@ class DeepUMConfig:
                                                  "predictor's and the "
                                                  "replacement rule's work (not with the schedule); 0: off (the "
                                                  "default until every GPU test has passed with it on: on the GPU "
-                                                 "it halves the decision's time and the step shortened by 2-3%, "
+                                                 "it halves the decision's time and the step shortened by 1.5-3%, "
                                                  "docs/results.md)")
     schedule_ahead: int = _size(32, 1, 1024, "most launches ahead of its need the schedule prefetches a block")
     schedule_accesses: int = _size(2**20, 1, 2**26, "most block uses (one per block per launch) the schedule records "
