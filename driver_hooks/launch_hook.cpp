@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "launch_accesses.hpp"
 #include "online.hpp"
 
 namespace deepum {
@@ -128,17 +129,7 @@ void on_kernel(CUfunction f, void** kernel_params, void** extra, CUstream stream
     rt.launch_hook.allocations_at_last_launch = rt.memory.allocations();
   }
   rt.counters.hook_scan_ns += clock.lap();
-  std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.block < b.block; });
-  size_t rows = 0;  // merged in place, one row per block: pages summed (recorded capped at 512), writes or-ed
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    if (rows && accesses[rows - 1].block == accesses[i].block) {
-      accesses[rows - 1].pages += accesses[i].pages;
-      accesses[rows - 1].write = accesses[rows - 1].write || accesses[i].write;
-    } else {
-      accesses[rows++] = accesses[i];
-    }
-  }
-  accesses.resize(rows);
+  merge_by_block(accesses);
   blocks.clear();
   for (const Access& a : accesses) blocks.push_back(a.block);
   if (rt.recorder.on.load(std::memory_order_relaxed)) rt.recorder.launch(correlation, id, name, accesses);

@@ -1,15 +1,18 @@
 // deepum._native: the CPU native core (correlation tables and predictor, the policy core, the UVM
 // driver model, eviction by foreseen next use, the schedule, the foreach argument reader, the indexed
-// kernels' names, the worker's hand-over to its pools) and the constants Python shares with it.
+// kernels' names, the worker's hand-over to its pools, the launch hook's merge of a launch's
+// accesses) and the constants Python shares with it.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "fill_kernels.hpp"
 #include "hand_over.hpp"
 #include "indexed_kernels.hpp"
+#include "launch_accesses.hpp"
 #include "units.hpp"
 
 namespace py = pybind11;
@@ -54,6 +57,19 @@ PYBIND11_MODULE(_native, m) {
       "in decision order, whether a pool serves its lane.");
   m.def("published_wait", &deepum::published_wait, py::arg("wait"), py::arg("published"),
         "The wait a command keeps when handed to a pool: only published work (hand_over.hpp).");
+  m.def(
+      "merge_accesses",
+      [](const std::vector<std::tuple<int64_t, int32_t, bool>>& rows) {
+        std::vector<deepum::Access> accesses;
+        for (const auto& [block, pages, write] : rows) accesses.push_back({block, pages, write});
+        deepum::merge_by_block(accesses);
+        std::vector<std::tuple<int64_t, int32_t, bool>> merged;
+        for (const deepum::Access& a : accesses) merged.emplace_back(a.block, a.pages, a.write);
+        return merged;
+      },
+      py::arg("rows"),
+      "A launch's accesses (block, pages, write) merged as the launch hook merges them (launch_accesses.hpp): one "
+      "row per block, ascending, pages summed, writes or-ed.");
   m.def(
       "fill_kernel", [](const std::string& name) { return deepum::fill_kernel(name.c_str()); }, py::arg("name"),
       "Whether the kernel named `name` is a fill; same answer as deepum.specs.fill_kernels.is_fill.");

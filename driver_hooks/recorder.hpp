@@ -14,15 +14,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "launch_accesses.hpp"
+
 namespace deepum {
 
 // Everything a trace (docs/trace-format.md) holds, gathered while recording; Python writes the file.
-struct Access {
-  int64_t block;
-  int32_t pages;  // distinct 4 KiB pages the kernel's arguments cover in the block
-  bool write;     // the argument's allocation was made since the previous launch (a fresh output)
-};
-
 class Recorder {
  public:
   std::atomic<bool> on{false};

@@ -1,8 +1,9 @@
 """Seeds known bugs into the native policy, the memory map, the fault log's iteration bins, the foreach
 argument reader, the indexed kernels' marks, the managed allocator, the device-memory rule and its
-session's iteration marks and the worker's hand-over to its pools, one at a time, each in a scratch
-copy of the checkout where deepum._native is rebuilt, and runs the tests that must catch it; prints
-which tests failed per mutation. A mutation no test catches is a hole in the tests.
+session's iteration marks, the worker's hand-over to its pools and the launch hook's merge of a
+launch's accesses, one at a time, each in a scratch copy of the checkout where deepum._native is
+rebuilt, and runs the tests that must catch it; prints which tests failed per mutation. A mutation no
+test catches is a hole in the tests.
 
     python tests/mutation_check.py [--only NAME]
 
@@ -24,10 +25,16 @@ TESTS = ["tests/test_policy.py", "tests/test_next_use.py", "tests/test_schedule.
          "tests/test_memory_map.py", "tests/test_sleep.py", "tests/test_iteration_bins.py",
          "tests/test_tensor_lists_cpu.py", "tests/test_kernel_kinds.py", "tests/test_warm_start.py",
          "tests/test_runtime_cpu.py", "tests/test_warm_start_gpu_cpu.py", "tests/test_first_step_floor_cpu.py",
-         "tests/test_hand_over.py", "tests/test_native_agrees.py"]
+         "tests/test_hand_over.py", "tests/test_native_agrees.py", "tests/test_recorder.py"]
 
 # name -> (file, exact text, replacement)
 MUTATIONS = {
+    "launch-accesses-write-not-or-ed": (
+        "driver_hooks/launch_accesses.hpp",
+        "accesses[rows - 1].write = accesses[rows - 1].write || accesses[i].write;",
+        "accesses[rows - 1].write = accesses[i].write;"),
+    "launch-accesses-pages-not-summed": (
+        "driver_hooks/launch_accesses.hpp", "accesses[rows - 1].pages += accesses[i].pages;", ""),
     "held-lessons-ending-short-kept-whole": (
         "driver_hooks/correlation.hpp", "if (matching_ && matched_ == state.lessons.size()) return;",
         "if (matching_) return;"),

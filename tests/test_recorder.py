@@ -2,6 +2,9 @@
 by time, iterations from the marks, and the result valid per the trace format."""
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
+
+from deepum import _native
 
 from deepum.runtime.recorder import trace_from_recording
 from deepum.offline.trace_format import TraceError
@@ -105,3 +108,14 @@ def test_timeline_and_record_refuse_what_they_cannot_use(tmp_path, capsys):
     script.write_text("pass\n")
     assert main(["record", "-o", str(tmp_path / "r.json"), str(script)]) == 2
     assert "must be a .npz file" in capsys.readouterr().err
+
+
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(1, 512), st.booleans()), max_size=40))
+def test_a_launchs_accesses_merge_into_one_row_per_block(rows):
+    """The launch hook's rows of a launch (one per allocation and block, in argument order) become one
+    per block, ascending, pages summed and writes or-ed, before the recorder and the engine see them."""
+    merged = {}
+    for block, pages, write in rows:
+        summed, written = merged.get(block, (0, False))
+        merged[block] = (summed + pages, written or write)
+    assert _native.merge_accesses(rows) == [(block, *merged[block]) for block in sorted(merged)]

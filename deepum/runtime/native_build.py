@@ -88,7 +88,7 @@ ONLINE_ENGINE = TorchExtension("online_engine", (
     "driver_hooks/hand_over.hpp", "driver_hooks/host_words.hpp", "driver_hooks/stream_marks.hpp",
     "driver_hooks/uvm_ioctl.hpp", "driver_hooks/commands.hpp", "driver_hooks/counters.hpp", "driver_hooks/memory_map.hpp",
     "driver_hooks/segment_table.hpp",
-    "driver_hooks/recorder.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",
+    "driver_hooks/recorder.hpp", "driver_hooks/launch_accesses.hpp", "driver_hooks/policy.hpp", "driver_hooks/options.hpp",
     "driver_hooks/options_binding.hpp", "driver_hooks/units.hpp", "driver_hooks/block_list.hpp",
     "driver_hooks/replacement.hpp", "driver_hooks/prefetcher.hpp", "driver_hooks/next_use.hpp",
     "driver_hooks/iteration_uses.hpp",
