@@ -58,7 +58,7 @@ def launch_plans(trace, capacity: int, config) -> tuple[list[tuple], np.ndarray,
         memory.apply_through(k - 1)
         if k in starts:
             policy.next_iteration()
-        blocks = trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
+        blocks = trace.kernel_blocks(k).tolist()
         misses = policy.kernel_misses
         _, decided = policy.on_launch(int(trace.kernel_exec_id[k]), blocks, bool(kinds[k] & 1), bool(kinds[k] & 2), [])
         missed[k] = policy.kernel_misses > misses

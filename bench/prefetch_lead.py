@@ -79,9 +79,8 @@ def leads(launches: list[tuple]) -> list[list[tuple[str, int]]]:
 def by_tenth(trace, launches: list[tuple], lead: list[list[tuple[str, int]]], early: int, iteration: int) -> dict:
     """One iteration's rows by tenth of its launches: blocks brought in, those whose lead (leads())
     exceeds `early` or that are never used again, launches that handed moves over."""
-    first = int(trace.iteration_first_kernel[iteration])
-    end = int(trace.iteration_first_kernel[iteration + 1]) if iteration + 1 < trace.iteration_first_kernel.size \
-        else trace.num_kernels
+    kernels = trace.iteration_kernels(iteration)
+    first, end = kernels.start, kernels.stop
     rows = {"brought_in": [0] * TENTHS, "early": [0] * TENTHS, "hand_overs": [0] * TENTHS}
     for k in range(first, end):
         tenth = min(TENTHS - 1, TENTHS * (k - first) // (end - first))

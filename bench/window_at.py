@@ -44,40 +44,35 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
     replay_arguments.check(parser, args)
-    starts = args.trace_data.iteration_first_kernel.tolist() + [args.trace_data.num_kernels]
-    if not 0 <= args.iteration < len(starts) - 1:
-        parser.error(f"--iteration must be in [0, {len(starts) - 1}), the trace's iterations")
-    launches = starts[args.iteration + 1] - starts[args.iteration]
+    iterations = int(args.trace_data.iteration_first_kernel.size)
+    if not 0 <= args.iteration < iterations:
+        parser.error(f"--iteration must be in [0, {iterations}), the trace's iterations")
+    launches = len(args.trace_data.iteration_kernels(args.iteration))
     if not 0 <= args.launch < launches:
         parser.error(f"--launch must be in [0, {launches}), iteration {args.iteration}'s launches")
     return args
 
 
-def blocks_of(trace, k: int) -> list[int]:
-    return trace.access_block[trace.access_offsets[k]:trace.access_offsets[k + 1]].tolist()
-
-
 def window_at(trace, config: DeepUMConfig, iteration: int, launch: int) -> list[dict]:
     """The window's entries after the launch: exec ID, the places of the iteration where it launched,
     blocks predicted, and those of them the launch j later used (None past the trace's end)."""
-    first = int(trace.iteration_first_kernel[iteration])
-    end = trace.num_kernels if iteration + 1 == trace.iteration_first_kernel.size \
-        else int(trace.iteration_first_kernel[iteration + 1])
+    kernels = trace.iteration_kernels(iteration)
+    first = kernels.start
     predictor = make_predictor(config, native=True)
     starts = set(trace.iteration_first_kernel.tolist()[1:])
     for k in range(first + launch + 1):
         if k in starts:
             predictor.start_iteration()
         predictor.on_kernel(int(trace.kernel_exec_id[k]))
-        for b in blocks_of(trace, k):
+        for b in trace.kernel_blocks(k).tolist():
             predictor.on_fault(b)
     places = defaultdict(list)
-    for k in range(first, end):
+    for k in kernels:
         places[int(trace.kernel_exec_id[k])].append(k - first)
     entries = []
     for j, entry in enumerate(predictor.window):
         k = first + launch + j
-        used = len(set(entry.blocks).intersection(blocks_of(trace, k))) if k < trace.num_kernels else None
+        used = len(set(entry.blocks).intersection(trace.kernel_blocks(k).tolist())) if k < trace.num_kernels else None
         entries.append({"entry": j, "exec_id": int(entry.exec_id), "places": places.get(int(entry.exec_id), []),
                         "blocks": len(entry.blocks), "used_by_the_launch_then": used})
     return entries

@@ -1227,7 +1227,7 @@ def test_window_at_shows_a_recalled_window_foreseeing_every_launch(small_trace_p
     for e in entries:
         k = first + 5 + e["entry"]
         assert e["exec_id"] == int(trace.kernel_exec_id[k]) and 5 + e["entry"] in e["places"]
-        assert e["used_by_the_launch_then"] == e["blocks"] == len(set(window.blocks_of(trace, k)))
+        assert e["used_by_the_launch_then"] == e["blocks"] == len(set(trace.kernel_blocks(k).tolist()))
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -68,6 +68,16 @@ class Trace:
     def has_memory_events(self) -> bool:
         return self.mem_kernel is not None
 
+    def iteration_kernels(self, iteration: int) -> range:
+        """The kernels of `iteration` (0-based, as iteration_first_kernel numbers them), in launch order."""
+        starts = self.iteration_first_kernel
+        end = int(starts[iteration + 1]) if iteration + 1 < starts.size else self.num_kernels
+        return range(int(starts[iteration]), end)
+
+    def kernel_blocks(self, kernel: int) -> np.ndarray:
+        """The blocks kernel `kernel` accessed, as the trace lists them."""
+        return self.access_block[self.access_offsets[kernel]:self.access_offsets[kernel + 1]]
+
     def footprint_bytes(self) -> int:
         """Bytes a GPU must hold to run the trace with no eviction: distinct blocks accessed x block size."""
         return int(np.unique(self.access_block).shape[0]) * int(self.meta.get("block_bytes", BLOCK_BYTES))
