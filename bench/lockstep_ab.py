@@ -2,18 +2,19 @@
 (bench/no_pressure.py --lockstep), so that a drift of the shared machine's speed falls on every tree:
 this checkout, and each --tree NAME=SOURCE: a copy of it built with SOURCE, a patch over this checkout
 (.patch, applied with `git apply`; several joined by `+` are applied in that order) or an archive of
-another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtime/native_build.py |
-gzip > FILE`; its folders replace the copy's); or this checkout itself with SOURCE a DeepUMConfig
-JSON file (.json) for its deepum runs in place of --deepum-config, so that settings take turns too.
-Each round runs one pair per model and tree, the trees in the order given; rounds stop after --rounds
-or once --stop-after seconds have passed. The models are the 24-layer GPT-2 and BERT-Large in bf16
-with fused AdamW at half their footprints (deepum's capacity), --steps steps (default 14) of which 4
-warm-up: more steps a pair narrow its ratio where the in-memory step drifts from step to step.
-Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a round), and
-OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their runs' median
-steps and the hook's parts, and for each tree after the first its pairs against the first tree's of the
-same round (ratios, their median, the rounds it came lower), also printed as a table at the end. Where
-`none`'s steps drift, the pairs of two trees can differ while deepum's own steps do not: compare those too.
+another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtime/native_build.py | gzip
+> FILE`; its files overwrite the copy's, the copy's other files stay); or this checkout itself with
+SOURCE a DeepUMConfig JSON file (.json) for its deepum runs in place of --deepum-config, so that
+settings take turns too. Each round runs one pair per model and tree, the trees in the order given;
+rounds stop after --rounds or once --stop-after seconds have passed. The models are the 24-layer GPT-2
+and BERT-Large in bf16 with fused AdamW at half their footprints (deepum's capacity), --steps steps
+(default 14) of which 4 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from
+step to step. Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a
+round), and OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their
+runs' median steps and the hook's parts, and for each tree after the first its pairs against the first
+tree's of the same round (ratios, their median, the rounds it came lower), also printed as a table at
+the end. Where `none`'s steps drift, the pairs of two trees can differ while deepum's own steps do not:
+compare those too.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
 """
@@ -121,9 +122,6 @@ def prepare(name: str, sources: list[Path], work: Path) -> Path:
             subprocess.run(["git", "apply", str(source)], cwd=tree, check=True)
             continue
         with tarfile.open(source) as archive:
-            tops = {Path(m.name).parts[0] for m in archive.getmembers() if Path(m.name).parts}
-            for top in tops:
-                shutil.rmtree(tree / top, ignore_errors=True)
             archive.extractall(tree, filter="data")
     for command in BUILD:
         subprocess.run(command, cwd=tree, check=True, stdout=subprocess.DEVNULL, env=env_for(tree))

@@ -1682,8 +1682,14 @@ def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_pa
     older.mkdir(parents=True)
     (older / "worker.hpp").write_text("older\n")
     archive = tmp_path / "older.tgz"
+    (checkout / "deepum" / "runtime").mkdir(parents=True)
+    (checkout / "deepum" / "config.py").write_text("config\n")
+    (checkout / "deepum" / "runtime" / "native_build.py").write_text("newer\n")
+    older_build = tmp_path / "native_build.py"
+    older_build.write_text("older\n")
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(older, arcname="driver_hooks")
+        tar.add(older_build, arcname="deepum/runtime/native_build.py")
     patched = ab.prepare("change", [patch], tmp_path / "work")
     assert (patched / "README.md").read_text() == "patched\n"
     assert (checkout / "README.md").read_text() == "readme\n"  # the checkout itself untouched
@@ -1692,7 +1698,9 @@ def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_pa
     both = ab.prepare("both", [patch, second], tmp_path / "work")
     assert (both / "README.md").read_text() == "patched twice\n"
     unpacked = ab.prepare("older", [archive], tmp_path / "work")
-    assert sorted(p.name for p in (unpacked / "driver_hooks").iterdir()) == ["worker.hpp"]  # replaced, not merged
+    assert sorted(p.name for p in (unpacked / "driver_hooks").iterdir()) == ["engine.hpp", "worker.hpp"]
+    assert (unpacked / "deepum" / "runtime" / "native_build.py").read_text() == "older\n"
+    assert (unpacked / "deepum" / "config.py").read_text() == "config\n"  # the package around it kept
     assert (unpacked / "README.md").read_text() == "readme\n"
     bad = tmp_path / "bad.patch"
     bad.write_text("--- a/nothing\n+++ b/nothing\n@@ -1 +1 @@\n-x\n+y\n")
