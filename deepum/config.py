@@ -89,17 +89,16 @@ class DeepUMConfig:
                                             "follow the plan while the launches match it by execution ID; the "
                                             "correlation tables from the first launch that does not (off by "
                                             "default until measured on a GPU: docs/results.md)")
-    repeat_plans_percent: int = _size(0, 0, 100, "deepum policy: once an iteration has launched and decided "
-                                                 "what the iteration 1 to 8 before it did at this share of its "
-                                                 "places or more, in percent, and the iteration to repeat did the "
-                                                 "same against its own cycle before it, the next iteration "
-                                                 "repeats the plans remembered for it, each launch making the "
-                                                 "remembered moves of its place that still apply, without the "
-                                                 "predictor's and the "
-                                                 "replacement rule's work (not with the schedule); 0: off (the "
-                                                 "default until every GPU test has passed with it on: on the GPU "
-                                                 "it halves the decision's time and the step shortened by 1.5-3%, "
-                                                 "docs/results.md)")
+    repeat_plans_percent: int = _size(95, 0, 100, "deepum policy: once an iteration has launched and decided "
+                                                  "what the iteration 1 to 8 before it did at this share of its "
+                                                  "places or more, in percent, and the iteration to repeat did the "
+                                                  "same against its own cycle before it, the next iteration "
+                                                  "repeats the plans remembered for it, each launch making the "
+                                                  "remembered moves of its place that still apply, without the "
+                                                  "predictor's and the replacement rule's work (not with the "
+                                                  "schedule); 0: off, every launch decided in full (on the GPU "
+                                                  "repeating halves the decision's time on GPT-2 and shortened "
+                                                  "its step by 1-5%, docs/results.md)")
     schedule_ahead: int = _size(32, 1, 1024, "most launches ahead of its need the schedule prefetches a block")
     schedule_accesses: int = _size(2**20, 1, 2**26, "most block uses (one per block per launch) the schedule records "
                                                     "of each remembered iteration, 4 bytes each, and at most about "

@@ -22,7 +22,7 @@ struct Options {
   bool schedule = false;            // follow the plan made from the last iteration (schedule.hpp)
   size_t schedule_ahead = 1;        // most launches ahead of its need the plan prefetches a block
   size_t schedule_accesses = 1;     // most block uses recorded of an iteration
-  size_t repeat_plans_percent = 0;  // plans an iteration must share with one launched alike to be repeated (plan_records.hpp); 0: off
+  size_t repeat_plans_percent = 95;  // plans an iteration must share with one launched alike to be repeated (plan_records.hpp); 0: off
   size_t confident_hits = 16;      // kernel hits among the last kConfidenceLaunches before predictions are trusted
   size_t host_map_uses = 0;        // host mapping: most launches of an iteration using a block mapped from the host
   size_t host_map_span_percent = 100;  // host mapping: most of an iteration's launches its uses span, in percent
