@@ -18,8 +18,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE.parent
-REMEMBERED = 16
-"""Iterations the plan records keep (deepum/specs/plan_records.py REMEMBERED)."""
+sys.path.insert(0, str(HERE.parents[2]))
+
+from deepum.specs.plan_records import REMEMBERED  # noqa: E402
+
 WARM_UP = 4
 
 
