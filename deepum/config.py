@@ -162,6 +162,11 @@ class DeepUMConfig:
                                                "no processor holds the block and the driver lists its GPU memory as "
                                                "unused, the first it reclaims, with nothing to move, as after an "
                                                "eviction. No effect on replays")
+    keep_host_heap: bool = _choice(True, SWITCH, "online engine, deepum policy under pressure: glibc's malloc keeps "
+                                                 "the host heap it has grown instead of giving it back, so the "
+                                                 "launching threads make no call that waits for the address space's "
+                                                 "lock the migrations hold (deepum/runtime/host_heap.py); set for the "
+                                                 "rest of the process. No effect on replays")
 
     def __post_init__(self):
         for name, knob in KNOBS.items():

@@ -26,11 +26,12 @@ from pathlib import Path
 
 from ..config import DeepUMConfig
 from ..specs.sleep import serves_device_memory
-from . import gpu, host_memory, native_build, ranks, warm_start as warm
+from . import gpu, host_heap, host_memory, native_build, ranks, warm_start as warm
 from .advice import AdviceHooks
 from .deferred_frees import FUSE_SHARE_DIVISOR, DeferredFrees, routing_holds_frees
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
+from .host_heap import keeps_host_heap
 from .pool_scopes import PoolScopes, keep_collectives_off_record_stream
 from .profiler_guard import ProfilerGuard
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
@@ -51,8 +52,10 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool, warm_st
     correlation prefetcher with its worker, loading the warm-start file if there is one, and, with
     record, the trace recorder. With device_memory (the session's segments are device memory) the
     engine sleeps for good and neither hook is installed."""
-    global _fault_lessons
+    global _fault_lessons, _host_heap_kept
     c = settings.config
+    if keeps_host_heap(settings.mode, c.keep_host_heap, device_memory) and not _host_heap_kept:
+        _host_heap_kept = host_heap.keep()
     _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record, device_memory)
     if warm_start is not None:
         warm.load(_engine, warm_start)
@@ -165,6 +168,7 @@ _observer_attached = False
 _refusals_reported = 0
 _free_at_first_enable: int | None = None      # the safety rule's "free GPU memory at start"
 _exit_hook_registered = False
+_host_heap_kept = False                       # host_heap.keep() took effect in this process
 
 
 def _import_torch():
@@ -448,6 +452,9 @@ def stats() -> dict:
     - ``held_frees_releases``: releases of the record_stream'd blocks PyTorch before 2.13 holds back
       under the routing (deferred_frees.py), each with the device synchronized; None when the session's
       PyTorch holds none back.
+    - ``host_heap_kept``: whether glibc's malloc keeps the host heap it has grown for the rest of the
+      process (``DeepUMConfig.keep_host_heap``, set by the first deepum session under possible pressure;
+      host_heap.py).
 
     Launch hook and policy (while the engine is loaded):
     - ``asleep``: whether the engine sleeps: the launch hook is off and the policy sees no launch while
@@ -572,6 +579,7 @@ def stats() -> dict:
             "world_size": session.placement.world_size if session and session.placement else None,
             "local_rank": session.placement.local_rank if session and session.placement else None,
             "held_frees_releases": session.deferred_frees.releases if session and session.deferred_frees else None,
+            "host_heap_kept": _host_heap_kept,
         }
         names = ("bytes_in_use", "peak_bytes", "segments_allocated", "segments_freed", "refusals",
                  "last_refused_bytes", "driver_failures", "device_segments_allocated", "device_memory")
