@@ -2,8 +2,9 @@
 # Replays the recorded traces under deepum's defaults with the engine built in this checkout, writing
 # bench/results/far_prefetches/replays/<trace>_<capacity>_<LABEL>.json; then the synthetic irregular
 # workloads (bench/irregular.py) to irregular_<LABEL>.json. Run from the repository root, once as
-# committed (LABEL committed) and once with bench/probes/far_prefetches_take_no_place.patch applied and
-# the engine rebuilt (LABEL probe); summary.py compares them.
+# committed (LABEL committed), and once with each probe applied and the engine rebuilt:
+# bench/probes/far_prefetches_take_no_place.patch (LABEL probe) and
+# bench/probes/far_prefetches_take_dead_room.patch (LABEL dead_room); summary.py compares them.
 set -e
 LABEL=${1:?LABEL}
 D=bench/results/far_prefetches
