@@ -17,6 +17,7 @@ from .specs.tables import (BLOCK_SUCCESSOR_BYTES, BLOCK_TABLE_BYTES, BLOCK_WAY_B
 
 LEARN_FROM = ("accesses", "faults")
 EVICTION = ("lru", "next_use")
+FAR_PREFETCHES = ("evict", "dead_only", "skip")
 SWITCH = (False, True)
 
 
@@ -70,6 +71,14 @@ class DeepUMConfig:
                                           "1 - prefetch_batch launches (the batch at most the lookahead): each launch's "
                                           "new prediction waits up to prefetch_batch - 1 launches, and their moves go to "
                                           "the worker in one hand-over; 1 prefetches at every launch")
+    far_prefetches: str = _choice("evict", FAR_PREFETCHES,
+                                  "deepum policy with next-use eviction, a full GPU: how a block of the prediction "
+                                  "window that next-use foresight needs only beyond the window (more than lookahead "
+                                  "+ 1 launches ahead, or nowhere) is prefetched: 'evict' (as any other, a victim "
+                                  "leaving for it), 'dead_only' (only in a dead block's place, else the window waits "
+                                  "for the next launch) or 'skip' (not at all; it comes when it is due). Off the "
+                                  "default the replays bring in the oracle's bytes on the recorded transformers "
+                                  "(docs/results.md)")
     learn_from: str = _choice("accesses", LEARN_FROM,
                               "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
                               "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "

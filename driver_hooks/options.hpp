@@ -11,11 +11,14 @@ namespace deepum {
 enum class Mode : uint8_t { kUm, kAdvise, kDeepUM, kOracle };
 enum class LearnFrom : uint8_t { kAccesses, kFaults };
 enum class Eviction : uint8_t { kLru, kNextUse };
+// How the window prefetches a block next-use foresight needs only beyond it, when the GPU is full.
+enum class FarPrefetches : uint8_t { kEvict, kDeadOnly, kSkip };
 
 struct Options {
   Mode mode = Mode::kUm;
   CorrelationConfig tables;  // tables.lookahead is the window's length, also the oracle's
   size_t prefetch_batch = 1;  // deepum: window entries prefetched at once (the nearest due within lookahead + 1 - batch)
+  FarPrefetches far_prefetches = FarPrefetches::kEvict;  // deepum with next-use eviction, the GPU full
   LearnFrom learn_from = LearnFrom::kAccesses;
   Eviction eviction = Eviction::kNextUse;
   size_t foresight_iterations = 1;  // iterations next-use eviction remembers to foresee from

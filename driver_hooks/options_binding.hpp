@@ -43,6 +43,10 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   if (eviction != "lru" && eviction != "next_use")
     throw std::invalid_argument("eviction must be 'lru' or 'next_use', got '" + eviction + "'");
   out.eviction = eviction == "lru" ? Eviction::kLru : Eviction::kNextUse;
+  const std::string far = c["far_prefetches"].cast<std::string>();
+  if (far != "evict" && far != "dead_only" && far != "skip")
+    throw std::invalid_argument("far_prefetches must be 'evict', 'dead_only' or 'skip', got '" + far + "'");
+  out.far_prefetches = far == "evict" ? FarPrefetches::kEvict : far == "dead_only" ? FarPrefetches::kDeadOnly : FarPrefetches::kSkip;
   out.foresight_iterations = c["foresight_iterations"].cast<size_t>();
   out.schedule = c["schedule"].cast<bool>();
   out.schedule_ahead = c["schedule_ahead"].cast<size_t>();

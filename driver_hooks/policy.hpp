@@ -619,7 +619,14 @@ class Policy {
       for (Block b : *window_[issued_]) {
         if (resident_[b] || host_mapped_[b] || !memory_.exists(b)) continue;
         if (resident_count_ >= capacity_) {
-          const Block v = victim(launch_ + issued_ + 1);
+          const bool far = options_.far_prefetches != FarPrefetches::kEvict && next_use_ &&
+                           next_use_->rule().foresee(b, launch_) > launch_ + options_.tables.lookahead + 1;
+          if (far && options_.far_prefetches == FarPrefetches::kSkip) continue;
+          Block v = victim(launch_ + issued_ + 1);
+          if (far && v != kNone && !(invalidates() && memory_.dead(v))) {  // dead_only: the victim stays
+            next_use_->rule().spare(v, launch_);
+            v = kNone;
+          }
           if (v == kNone) {
             complete = false;
             break;

@@ -55,6 +55,12 @@ MUTATIONS = {
     "repeated-plans-share-unscaled": (
         "driver_hooks/plan_records.hpp", "a.same_places(b) * 100 >= percent_ * a.launches()",
         "a.same_places(b) * 100 >= percent_"),
+    "far-prefetch-takes-a-live-blocks-place": (
+        "driver_hooks/policy.hpp", "if (far && v != kNone && !(invalidates() && memory_.dead(v))) {",
+        "if (false && far && v != kNone) {"),
+    "far-prefetch-counted-from-the-launch": (
+        "driver_hooks/policy.hpp", "next_use_->rule().foresee(b, launch_) > launch_ + options_.tables.lookahead + 1;",
+        "next_use_->rule().foresee(b, launch_) > launch_ + 1;"),
     "repeated-plan-unsettled": (
         "driver_hooks/plan_records.hpp", "if (alike(0, back) && alike(back - 1, 2 * back - 1))", "if (alike(0, back))"),
     "repeated-plan-demands-only-what-it-remembers": (

@@ -52,6 +52,7 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), prefetch_batch=st
                     block_rows=st.integers(1, 8), block_ways=st.integers(1, 2),
                     block_successors=st.integers(1, 4), learn_from=st.sampled_from(["accesses", "faults"]),
                     eviction=st.sampled_from(["lru", "next_use"]), foresight_iterations=st.integers(1, 4),
+                    far_prefetches=st.sampled_from(["evict", "dead_only", "skip"]),
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
                     repeat_plans_percent=st.sampled_from([0, 50, 90, 100]),
                     confident_hits=st.integers(0, 3), host_map_uses=st.sampled_from([0, 0, 1, 2, 3]),
@@ -763,3 +764,41 @@ def test_a_repeated_plan_carries_over_whole_when_one_of_its_moves_could_not_be_m
     _, moves = pair.launch(*STEADY[1])  # the next iteration repeats the whole plan, prefetch of 5 included
     assert moves == [("demand", 3), ("evict", 1), ("evict", 0), ("prefetch", 5)]
     assert pair.native.repeated_launches == before + 2
+
+
+# Two programs that share their first two kernels, taken in turn, on a GPU of three blocks.
+PROGRAM_A = [(10, [0]), (11, [1]), (12, [2]), (13, [3]), (14, [4])]
+PROGRAM_B = [(10, [0]), (11, [1]), (15, [5]), (16, [6]), (17, [7])]
+
+
+def _alternating_moves(far_prefetches: str) -> list[tuple[str, int]]:
+    """The moves of an A and a B iteration after three learned rounds of both, with next-use foresight
+    following the iteration two back (the same program) and a window of two kernels."""
+    pair = _both("deepum", 3, eviction="next_use", lookahead=2, confident_hits=0, foresight_iterations=2,
+                 far_prefetches=far_prefetches)
+    for _ in range(3):
+        _teach(pair, PROGRAM_A, times=1)
+        _teach(pair, PROGRAM_B, times=1)
+    moves = []
+    for program in (PROGRAM_A, PROGRAM_B):
+        for exec_id, blocks in program:
+            moves += pair.launch(exec_id, blocks)[1]
+        pair.spec.next_iteration()
+        pair.native.next_iteration()
+    return moves
+
+
+@pytest.mark.parametrize("far_prefetches", ["dead_only", "skip"])
+def test_blocks_needed_only_beyond_the_window_take_no_live_blocks_place(far_prefetches):
+    """After the shared kernels the window follows the program the tables saw last, whose blocks
+    foresight (from the same program two iterations back) needs only in the next iteration. Prefetched
+    as any other ('evict'), they push out the next blocks in turn, block 0 too, which every iteration
+    starts with; held back, the branch's first blocks (2 and 5) come on demand, block 0 never leaves,
+    and fewer blocks come in."""
+    evicting = _alternating_moves("evict")
+    held = _alternating_moves(far_prefetches)
+    came_in = lambda moves: sum(move in ("prefetch", "populate", "demand") for move, _ in moves)  # noqa: E731
+    assert ("evict", 0) in evicting and not any(move == "demand" for move, _ in evicting)
+    assert ("evict", 0) not in held
+    assert {2, 5} <= {b for move, b in held if move == "demand"}
+    assert came_in(held) == 8 < came_in(evicting) == 10

@@ -19,7 +19,11 @@ Blocks are UM block numbers (address >> 21). At each launch the policy decides, 
    must not be foreseen at or before launch ``launch + i + 1``. The entries not yet prefetched wait
    until the nearest of them (entry i, needed i launches on) is due: ``i + min(prefetch_batch,
    lookahead) <= lookahead + 1``, so that a batch of launches' predictions is prefetched at once
-   (with ``prefetch_batch`` 1, at every launch).
+   (with ``prefetch_batch`` 1, at every launch). With next-use eviction and ``far_prefetches`` other
+   than "evict", a block that next-use foresight foresees only beyond the window (after launch
+   ``launch + lookahead + 1``, or nowhere) is, while the GPU is full, not prefetched ("skip") or
+   prefetched only in a dead block's place ("dead_only": the rule's victim, if it is not dead, stays
+   a candidate and the prefetches stop, as where no victim is allowed).
    **The schedule** (deepum with ``schedule``, deepum.specs.schedule) replaces step 5, and adds its
    evictions before step 4, while the iteration's launches match the planned ones: its victims
    for this launch leave (those resident and not used by the running kernel), then its prefetches are
@@ -523,7 +527,13 @@ class Policy:
                 if b in self._migrated or b in self._host_mapped or not self._exists(b):
                     continue
                 if len(self._migrated) >= self.capacity:
+                    far = self._far(b)
+                    if far and self.config.far_prefetches == "skip":
+                        continue
                     victim = self._victim(self._launch + self._issued + 1)
+                    if far and victim is not None and not (self._invalidates() and self._dead(victim)):
+                        self._next_use.spare(victim, self._launch)  # dead_only: the victim stays
+                        victim = None
                     if victim is None:
                         complete = False
                         break
@@ -534,6 +544,11 @@ class Policy:
             if not complete:
                 return
             self._issued += 1
+
+    def _far(self, block: int) -> bool:
+        """Whether ``far_prefetches`` holds `block` back: next-use foresight needs it only beyond the window."""
+        return (self.config.far_prefetches != "evict" and self._next_use is not None
+                and self._next_use.foresee(block, self._launch) > self._launch + self.config.lookahead + 1)
 
     def _victim(self, need_at: int) -> int | None:
         """The replacement rule's victim if it is dead (it leaves without a copy), else a block waiting to

@@ -1,6 +1,6 @@
-"""Each probe against the committed engine on every replay of replay_all.sh: per trace and capacity,
-the mean simulated time and bytes brought in an iteration (the 20-iteration traces from iteration 10,
-the others from iteration 4), over even and odd iterations apart, and each probe's ratio.
+"""Each far_prefetches setting against the default ("evict") on every replay of replay_all.sh: per
+trace and capacity, the mean simulated time and bytes brought in an iteration (the 20-iteration traces
+from iteration 10, the others from iteration 4), over even and odd iterations apart, and the ratios.
 
     python3 bench/results/far_prefetches/summary.py
 """
@@ -24,17 +24,17 @@ def figures(path: Path) -> dict:
             "even_odd_h2d_gb": (mean("h2d_bytes", even) / 1e9, mean("h2d_bytes", odd) / 1e9)}
 
 
-PROBES = ("probe", "dead_room")
-"""replay_all.sh's labels of the probes: far_prefetches_take_no_place.patch, far_prefetches_take_dead_room.patch."""
+SETTINGS = ("dead_only", "skip")
+"""The far_prefetches settings replay_all.sh replays beside the default."""
 
 
 def main() -> None:
-    for committed, label in ((c, label) for c in sorted((HERE / "replays").glob("*_committed.json")) for label in PROBES):
-        probe = committed.with_name(committed.name.replace("_committed", f"_{label}"))
-        if not probe.exists():
+    for default, label in ((d, label) for d in sorted((HERE / "replays").glob("*_evict.json")) for label in SETTINGS):
+        setting = default.with_name(default.name.replace("_evict", f"_{label}"))
+        if not setting.exists():
             continue
-        a, b = figures(committed), figures(probe)
-        print(f"{committed.stem.replace('_committed', ''):24s} {label:9s} time {a['time_s']:.4f} -> {b['time_s']:.4f} s "
+        a, b = figures(default), figures(setting)
+        print(f"{default.stem.replace('_evict', ''):24s} {label:9s} time {a['time_s']:.4f} -> {b['time_s']:.4f} s "
               f"({b['time_s'] / a['time_s']:.3f}), in {a['h2d_gb']:.3f} -> {b['h2d_gb']:.3f} GB "
               f"({b['h2d_gb'] / a['h2d_gb'] if a['h2d_gb'] else 1:.3f}); even/odd in "
               f"{a['even_odd_h2d_gb'][0]:.3f}/{a['even_odd_h2d_gb'][1]:.3f} -> "
