@@ -31,7 +31,6 @@ from .advice import AdviceHooks
 from .deferred_frees import FUSE_SHARE_DIVISOR, DeferredFrees, routing_holds_frees
 from .allocator import ManagedAllocator
 from .fault_attribution import FaultLessons
-from .host_heap import keeps_host_heap
 from .pool_scopes import PoolScopes, keep_collectives_off_record_stream
 from .profiler_guard import ProfilerGuard
 from .limits import (DEFAULT_HEADROOM, Limits, RuntimeConfig, TooLateError, allocator_conf_problem, fuse_message,
@@ -54,7 +53,7 @@ def _start_engine(settings: RuntimeConfig, limits: Limits, record: bool, warm_st
     engine sleeps for good and neither hook is installed."""
     global _fault_lessons, _host_heap_kept
     c = settings.config
-    if keeps_host_heap(settings.mode, c.keep_host_heap, device_memory) and not _host_heap_kept:
+    if host_heap.keeps_host_heap(settings.mode, c.keep_host_heap, device_memory) and not _host_heap_kept:
         _host_heap_kept = host_heap.keep()
     _engine.start(settings.mode, limits.capacity, settings.device, c.to_dict(), record, device_memory)
     if warm_start is not None:
