@@ -71,14 +71,14 @@ class DeepUMConfig:
                                           "1 - prefetch_batch launches (the batch at most the lookahead): each launch's "
                                           "new prediction waits up to prefetch_batch - 1 launches, and their moves go to "
                                           "the worker in one hand-over; 1 prefetches at every launch")
-    far_prefetches: str = _choice("evict", FAR_PREFETCHES,
+    far_prefetches: str = _choice("dead_only", FAR_PREFETCHES,
                                   "deepum policy with next-use eviction, a full GPU: how a block of the prediction "
                                   "window that next-use foresight needs only beyond the window (more than lookahead "
                                   "+ 1 launches ahead, or nowhere) is prefetched: 'evict' (as any other, a victim "
-                                  "leaving for it), 'dead_only' (only in a dead block's place, else the window waits "
-                                  "for the next launch) or 'skip' (not at all; it comes when it is due). Off the "
-                                  "default the replays bring in the oracle's bytes on the recorded transformers "
-                                  "(docs/results.md)")
+                                  "leaving for it), 'dead_only' (the default: only in a dead block's place, else the "
+                                  "window waits for the next launch) or 'skip' (not at all; it comes when it is due). "
+                                  "'dead_only' and 'skip' bring in the oracle's bytes in the replays of the recorded "
+                                  "transformers; on the GPU 'dead_only' was the faster (docs/results.md)")
     learn_from: str = _choice("accesses", LEARN_FROM,
                               "what the UM-block tables learn from: 'faults' (the blocks each kernel faults on, as "
                               "DeepUM's driver sees them) or 'accesses' (every block the kernel's arguments cover, "

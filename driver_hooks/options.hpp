@@ -18,7 +18,7 @@ struct Options {
   Mode mode = Mode::kUm;
   CorrelationConfig tables;  // tables.lookahead is the window's length, also the oracle's
   size_t prefetch_batch = 1;  // deepum: window entries prefetched at once (the nearest due within lookahead + 1 - batch)
-  FarPrefetches far_prefetches = FarPrefetches::kEvict;  // deepum with next-use eviction, the GPU full
+  FarPrefetches far_prefetches = FarPrefetches::kDeadOnly;  // deepum with next-use eviction, the GPU full
   LearnFrom learn_from = LearnFrom::kAccesses;
   Eviction eviction = Eviction::kNextUse;
   size_t foresight_iterations = 1;  // iterations next-use eviction remembers to foresee from

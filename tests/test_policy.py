@@ -265,7 +265,12 @@ def _steady_moves(lookahead: int, batch: int) -> list[list]:
     """The moves of two learned iterations of ONE_BLOCK_KERNELS, launch by launch."""
     pair = _both("deepum", 6, eviction="next_use", lookahead=lookahead, confident_hits=0, prefetch_batch=batch)
     _teach(pair, ONE_BLOCK_KERNELS, times=3)
-    return [pair.launch(exec_id, blocks)[1] for exec_id, blocks in ONE_BLOCK_KERNELS * 2]
+    moves = []
+    for _ in range(2):
+        moves += [pair.launch(exec_id, blocks)[1] for exec_id, blocks in ONE_BLOCK_KERNELS]
+        pair.spec.next_iteration()
+        pair.native.next_iteration()
+    return moves
 
 
 def test_a_prefetch_batch_hands_several_launches_predictions_over_at_once_and_none_late():
@@ -771,11 +776,13 @@ PROGRAM_A = [(10, [0]), (11, [1]), (12, [2]), (13, [3]), (14, [4])]
 PROGRAM_B = [(10, [0]), (11, [1]), (15, [5]), (16, [6]), (17, [7])]
 
 
-def _alternating_moves(far_prefetches: str) -> list[tuple[str, int]]:
+def _alternating_moves(far_prefetches: str | None) -> list[tuple[str, int]]:
     """The moves of an A and a B iteration after three learned rounds of both, with next-use foresight
-    following the iteration two back (the same program) and a window of two kernels."""
+    following the iteration two back (the same program) and a window of two kernels; far_prefetches
+    None: DeepUMConfig's default."""
+    setting = {} if far_prefetches is None else {"far_prefetches": far_prefetches}
     pair = _both("deepum", 3, eviction="next_use", lookahead=2, confident_hits=0, foresight_iterations=2,
-                 far_prefetches=far_prefetches)
+                 **setting)
     for _ in range(3):
         _teach(pair, PROGRAM_A, times=1)
         _teach(pair, PROGRAM_B, times=1)
@@ -802,3 +809,8 @@ def test_blocks_needed_only_beyond_the_window_take_no_live_blocks_place(far_pref
     assert ("evict", 0) not in held
     assert {2, 5} <= {b for move, b in held if move == "demand"}
     assert came_in(held) == 8 < came_in(evicting) == 10
+
+
+def test_by_default_a_block_needed_only_beyond_the_window_takes_only_a_dead_blocks_place():
+    """The default holds such blocks back as 'dead_only' does: no live block leaves for them."""
+    assert _alternating_moves(None) == _alternating_moves("dead_only") != _alternating_moves("evict")

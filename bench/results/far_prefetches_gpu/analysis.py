@@ -1,0 +1,60 @@
+"""The figures docs/results.md quotes from this folder's lockstep calls: per model and tree, the pairs'
+ratios (deepum / `none`, each pair's median steps), the per-round ratios to this tree's defaults of
+the pairs and of deepum's and `none`'s run medians, the bytes each run moved a step, the hook's time,
+each deepum run's even steps' median minus its odd steps' (steps 4-23), and whether every run is
+bitwise equal to `none` with no CUDA error.
+
+    python3 bench/results/far_prefetches_gpu/analysis.py
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CALLS = {"gpt2": HERE / "call_a" / "gpt2", "bert-large": HERE / "call_b" / "bert"}
+GB = 1e9
+
+
+def runs(folder: Path, mode: str) -> list[dict]:
+    """The folder's records of one mode, in round order."""
+    return [json.loads(p.read_text()) for p in sorted(folder.glob(f"*_{mode}_*.json"))]
+
+
+def main() -> None:
+    for model, folder in CALLS.items():
+        summary = json.loads((folder / "lockstep_ab.json").read_text())
+        print(f"{model}: {summary['command']}")
+        base = {row["tree"]: row for row in summary["rows"]}["this_tree"]["pairs"]
+        base_steps = {mode: [r["step_s_median"] for r in runs(folder / f"{model}_this_tree", mode)]
+                      for mode in ("deepum", "none")}
+        for row in summary["rows"]:
+            tree = folder / f"{model}_{row['tree']}"
+            deepum, none = runs(tree, "deepum"), runs(tree, "none")
+            hashes = {r["parameter_sha256"][:12] for r in deepum + none}
+            per_round = [p / b for p, b in zip(row["pairs"], base)]
+            print(f"  {row['tree']:10s} pairs {' '.join(f'{p:.3f}' for p in row['pairs'])}"
+                  f"  median {row['pair_median']:.3f}"
+                  f"  / defaults by round: median {statistics.median(per_round):.3f},"
+                  f" lower in {sum(r < 1 for r in per_round)} of {len(per_round)}")
+            steps = {mode: statistics.median(r["step_s_median"] / b for r, b in zip(records, base_steps[mode]))
+                     for mode, records in (("deepum", deepum), ("none", none))}
+            print(f"  {'':10s} run medians / the defaults, by round: deepum {steps['deepum']:.3f},"
+                  f" none {steps['none']:.3f}")
+            print(f"  {'':10s} deepum {statistics.median(r['step_s_median'] for r in deepum):.4f} s,"
+                  f" none {statistics.median(r['step_s_median'] for r in none):.4f} s;"
+                  f" H2D {statistics.median(r['h2d_bytes_per_step'] for r in deepum) / GB:.3f} GB,"
+                  f" D2H {statistics.median(r['d2h_bytes_per_step'] for r in deepum) / GB:.3f} GB a step;"
+                  f" GPU busy {statistics.median(r['gpu_busy_s_per_step'] for r in deepum):.4f} s,"
+                  f" idle {statistics.median(r['gpu_idle_s_per_step'] for r in deepum):.4f} s;"
+                  f" hook {statistics.median(r['hook_s_per_step'] for r in deepum) * 1e3:.1f} ms")
+            parity = [statistics.median(r["step_s"][4::2]) - statistics.median(r["step_s"][5::2]) for r in deepum]
+            print(f"  {'':10s} deepum's even steps minus odd, ms: {' '.join(f'{d * 1e3:.0f}' for d in parity)}")
+            print(f"  {'':10s} parameters {sorted(hashes)} ({len(deepum)} deepum, {len(none)} none runs);"
+                  f" CUDA errors {sum(r['stats']['cuda_errors'] for r in deepum)};"
+                  f" faults a step {max(r['faults_per_step'] for r in deepum)}")
+
+
+if __name__ == "__main__":
+    main()
