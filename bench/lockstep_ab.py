@@ -7,7 +7,8 @@ another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtim
 SOURCE a DeepUMConfig JSON file (.json) for its deepum runs in place of --deepum-config, so that
 settings take turns too. Each round runs one pair per model and tree, the trees in the order given;
 rounds stop after --rounds or once --stop-after seconds have passed. The models are the 24-layer GPT-2
-and BERT-Large in bf16 with fused AdamW at half their footprints (deepum's capacity), --steps steps
+and BERT-Large in bf16 with fused AdamW (gpt2, bert-large; the default) or in fp32 with foreach Adam
+(gpt2-fp32, bert-large-fp32) at half their footprints (deepum's capacity), --steps steps
 (default 14) of which 4 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from
 step to step. Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a
 round), and OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their
@@ -33,6 +34,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -42,10 +44,23 @@ from deepum.config import DeepUMConfig  # noqa: E402
 from run_all import PREBUILD  # noqa: E402
 
 THIS_TREE = "this_tree"
-# bench/train.py sizes and deepum's capacity (half the footprint) of each model.
+
+
+class Model(NamedTuple):
+    """A model the pairs train: bench/train.py's workload and sizes, and deepum's capacity (bytes, half
+    the footprint at those sizes)."""
+    workload: str
+    sizes: str
+    capacity: int
+
+
+GPT2_24, BERT_LARGE = "--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4", "--layers 24 --seq 128 --batch 8"
 MODELS = {
-    "gpt2": ("--layers 24 --hidden 1024 --heads 16 --seq 512 --batch 4 --precision bf16", 6138363904),
-    "bert-large": ("--layers 24 --seq 128 --batch 8 --precision bf16", 3921674240),
+    "gpt2": Model("gpt2", f"{GPT2_24} --precision bf16", 6138363904),
+    "bert-large": Model("bert-large", f"{BERT_LARGE} --precision bf16", 3921674240),
+    # fp32 with foreach Adam, as the sweep trains them (bench/results/sweep_fewer_driver_calls/)
+    "gpt2-fp32": Model("gpt2", GPT2_24, 6002049024),
+    "bert-large-fp32": Model("bert-large", BERT_LARGE, 3811573760),
 }
 BUILD = [[sys.executable, "setup.py", "-q", "build_ext", "--inplace"], [sys.executable, "-c", PREBUILD]]
 
@@ -135,9 +150,9 @@ def env_for(tree: Path) -> dict:
 
 def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepum_config: str | None) -> list[str]:
     """bench/no_pressure.py's command for the model's pairs in all, the last one new (--resume)."""
-    sizes, capacity = MODELS[model]
-    command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", model,
-               "--size", f"{model}={sizes}", "--capacity", f"{model}={capacity}", "--lockstep",
+    workload, sizes, capacity = MODELS[model]
+    command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", workload,
+               "--size", f"{workload}={sizes}", "--capacity", f"{workload}={capacity}", "--lockstep",
                "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5",
                "--timeout", str(150 + steps), "--resume"]
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
@@ -157,8 +172,9 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
             folder = out / f"{model}_{tree}"
             row = {"model": model, "tree": tree}
             try:
-                result = json.loads((folder / "no_pressure.json").read_text())["workloads"][model]
-                runs = [json.loads(f.read_text()) for f in sorted(folder.glob(f"{model}_deepum_*.json"))]
+                workload = MODELS[model].workload
+                result = json.loads((folder / "no_pressure.json").read_text())["workloads"][workload]
+                runs = [json.loads(f.read_text()) for f in sorted(folder.glob(f"{workload}_deepum_*.json"))]
             except (OSError, KeyError, ValueError):
                 rows.append({**row, "status": "no record"})
                 continue

@@ -1646,7 +1646,26 @@ def test_lockstep_ab_takes_turns_a_pair_at_a_time(capsys, tmp_path):
         assert args[args.index("--out") + 1] == str(tmp_path / "out" / f"{model}_{tree}")
         assert args[args.index("--repeats") + 1] == str(pairs) and "--resume" in args and "--lockstep" in args
         assert args[args.index("--steps") + 1] == "34" and args[args.index("--warmup") + 1] == "4"
-        assert f"--capacity {model}={ab.MODELS[model][1]}" in command
+        assert f"--capacity {model}={ab.MODELS[model].capacity}" in command
+
+
+def test_lockstep_ab_trains_the_fp32_transformers_as_their_workloads(capsys, tmp_path):
+    (ab,) = load("lockstep_ab")
+    assert ab.main(["--out", str(tmp_path / "out"), "--models", "gpt2-fp32,bert-large", "--dry-run"]) == 0
+    runs = [line.split(") ", 1)[1] for line in capsys.readouterr().out.splitlines() if line.startswith("(")]
+    fp32, bf16 = (run.split() for run in runs[:2])
+    assert fp32[fp32.index("--out") + 1] == str(tmp_path / "out" / "gpt2-fp32_this_tree")
+    assert fp32[fp32.index("--workloads") + 1] == "gpt2" and "--precision" not in runs[0]
+    assert fp32[fp32.index("--capacity") + 1] == "gpt2=6002049024"
+    assert bf16[bf16.index("--workloads") + 1] == "bert-large" and "--precision bf16" in runs[1]
+    folder = tmp_path / "gpt2-fp32_this_tree"  # records named after the workload
+    folder.mkdir()
+    (folder / "no_pressure.json").write_text(json.dumps({"workloads": {"gpt2": {
+        "status": "ok", "pair_ratios": [2.9], "pair_median": 2.9, "verdict": "outside",
+        "deepum_run_medians": [0.39], "none_run_medians": [0.134]}}}))
+    (folder / "gpt2_deepum_c6002049024.json").write_text(json.dumps({"repeated_plan_launches_per_step": 10.0}))
+    (row,) = ab.summary(tmp_path, ["gpt2-fp32"], ["this_tree"])
+    assert row["model"] == "gpt2-fp32" and row["pairs"] == [2.9] and row["repeated_plan_launches"] == 10.0
 
 
 def test_lockstep_ab_takes_a_config_as_a_tree_of_this_checkout(capsys, tmp_path):
