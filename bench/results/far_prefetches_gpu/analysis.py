@@ -2,7 +2,8 @@
 ratios (deepum / `none`, each pair's median steps), the per-round ratios to this tree's defaults of
 the pairs and of deepum's and `none`'s run medians, the bytes each run moved a step, the hook's time,
 each deepum run's even steps' median minus its odd steps' (steps 4-23), and whether every run is
-bitwise equal to `none` with no CUDA error.
+bitwise equal to `none` with no CUDA error; then the replays of replays/replay.sh (the median of
+iterations 3-7) against the sweep's GPU speed-ups over `um`.
 
     python3 bench/results/far_prefetches_gpu/analysis.py
 """
@@ -56,5 +57,23 @@ def main() -> None:
                   f" faults a step {max(r['faults_per_step'] for r in deepum)}")
 
 
+# The sweep's GPT-2 at half and three quarters of its footprint on the GPU: `um`'s and deepum's steps, s
+# (bench/results/sweep_fewer_driver_calls/).
+SWEEP_GPU = {"0.50": (4.324, 0.4007), "0.75": (3.172, 0.3283)}
+
+
+def replays() -> None:
+    """The replayed speed-up over `um` on the default against the sweep's on the GPU."""
+    print("replays of bench/results/gpu_check/trace.npz, median of iterations 3-7")
+    for fraction, (um_gpu, deepum_gpu) in SWEEP_GPU.items():
+        time = {policy: statistics.median(i["time_s"] for i in json.loads(
+            (HERE / "replays" / f"replay_{policy}_b{fraction}.json").read_text())["per_iteration"][3:8])
+            for policy in ("um", "deepum", "oracle")}
+        replayed, gpu = time["um"] / time["deepum"], um_gpu / deepum_gpu
+        print(f"  {fraction}: um {time['um']:.3f} s, deepum {time['deepum']:.4f} s, oracle {time['oracle']:.4f} s;"
+              f" {replayed:.2f}x against the GPU's {gpu:.2f}x: {replayed / gpu:.2f}")
+
+
 if __name__ == "__main__":
     main()
+    replays()
