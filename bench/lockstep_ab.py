@@ -12,10 +12,10 @@ and BERT-Large in bf16 with fused AdamW (gpt2, bert-large; the default) or in fp
 (default 14) of which 4 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from
 step to step. Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a
 round), and OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their
-runs' median steps and the hook's parts, and for each tree after the first its pairs against the first
-tree's of the same round (ratios, their median, the rounds it came lower), also printed as a table at
-the end. Where `none`'s steps drift, the pairs of two trees can differ while deepum's own steps do not:
-compare those too.
+runs' median steps and the hook's parts, and for each tree after the first its pairs, deepum's run
+medians and none's against the first tree's of the same round (ratios, their median, the rounds it came
+lower), also printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
+differ while deepum's own steps do not: the three comparisons side by side tell which.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
 """
@@ -163,9 +163,9 @@ HOOK_PARTS = ("scan", "translate", "policy", "submit")
 
 
 def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
-    """Per model and tree, from OUT/<model>_<tree>/: the pairs and their verdict (no_pressure.json), the
-    medians over the runs of deepum's and none's median steps (s), of the hook's parts (ms a step) and of the
-    launches a step that took a remembered iteration's plan."""
+    """Per model and tree, from OUT/<model>_<tree>/: the pairs and their verdict (no_pressure.json), deepum's
+    and none's run medians round by round and their medians (s), the medians of the hook's parts (ms a
+    step) and of the launches a step that took a remembered iteration's plan."""
     rows = []
     for model in models:
         for tree in trees:
@@ -181,6 +181,7 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
             splits = [r.get("hook_split_s_per_step") or {} for r in runs]
             row.update(status=result.get("status", "?"), pairs=result.get("pair_ratios", []),
                        pair_median=result.get("pair_median"), verdict=result.get("verdict"),
+                       deepum_steps=result["deepum_run_medians"], none_steps=result["none_run_medians"],
                        deepum_step_s=statistics.median(result["deepum_run_medians"]),
                        none_step_s=statistics.median(result["none_run_medians"]),
                        hook_ms={part: 1e3 * statistics.median(s[part] for s in splits)
@@ -191,20 +192,25 @@ def summary(out: Path, models: list[str], trees: list[str]) -> list[dict]:
     return rows
 
 
+AGAINST_FIRST = {"pairs": "against_first", "deepum_steps": "deepum_against_first", "none_steps": "none_against_first"}
+"""What against_first sets against the first tree's, and the key of the comparison."""
+
+
 def against_first(rows: list[dict]) -> None:
     """Adds to each model's rows after its first tree's, round by round, the ratio of its pair to the first
     tree's pair of the same round (the trees take turns, so a round shares the machine's drift), their
-    median and the rounds in which it came lower ("against_first"; absent where either has no pairs)."""
-    first: dict[str, list[float]] = {}
+    median and the rounds in which it came lower ("against_first"; absent where either has no pairs); the
+    same of deepum's and of none's run medians ("deepum_against_first", "none_against_first"), which show
+    whether a lower pair came from deepum's own steps or from the in-memory steps beside them."""
+    first: dict[str, dict] = {}
     for row in rows:
-        pairs = row.get("pairs") or []
         if row["model"] not in first:
-            first[row["model"]] = pairs
+            first[row["model"]] = row
             continue
-        ratios = [mine / theirs for mine, theirs in zip(pairs, first[row["model"]])]
-        if ratios:
-            row["against_first"] = {"ratios": ratios, "median": statistics.median(ratios),
-                                    "lower": sum(r < 1 for r in ratios)}
+        for figures, key in AGAINST_FIRST.items():
+            ratios = [mine / theirs for mine, theirs in zip(row.get(figures) or [], first[row["model"]].get(figures) or [])]
+            if ratios:
+                row[key] = {"ratios": ratios, "median": statistics.median(ratios), "lower": sum(r < 1 for r in ratios)}
 
 
 def device(out: Path) -> str | None:
@@ -225,9 +231,10 @@ def print_summary(rows: list[dict]) -> None:
             print(f"{r['model']:<11} {r['tree']:<14} {r['status']}")
             continue
         hook = " ".join(f"{k} {v:.1f}" for k, v in r["hook_ms"].items())
-        versus = r.get("against_first")
-        versus = (f"  against the first tree: median {versus['median']:.3f}, lower in {versus['lower']} of "
-                  f"{len(versus['ratios'])} rounds") if versus else ""
+        versus = "; ".join(f"{name} {r[key]['median']:.3f}, lower in {r[key]['lower']} of {len(r[key]['ratios'])}"
+                           for name, key in zip(("pairs", "deepum's steps", "none's"), AGAINST_FIRST.values())
+                           if key in r)
+        versus = f"  against the first tree, round by round: {versus}" if versus else ""
         print(f"{r['model']:<11} {r['tree']:<14} {len(r['pairs']):>5} {r['pair_median']:>7.3f} {r['verdict']:<10} "
               f"{r['deepum_step_s']:>9.4f} {r['none_step_s']:>7.4f} {r['repeated_plan_launches'] or 0:>8.0f}  "
               f"{hook}{versus}")

@@ -1756,8 +1756,10 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
 
 def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
     (ab,) = load("lockstep_ab")
-    rows = [{"model": "gpt2", "tree": "this_tree", "status": "ok", "pairs": [2.5, 2.8, 2.2]},
-            {"model": "gpt2", "tree": "faster", "status": "ok", "pairs": [2.25, 2.94, 2.0, 2.1]},
+    rows = [{"model": "gpt2", "tree": "this_tree", "status": "ok", "pairs": [2.5, 2.8, 2.2],
+             "deepum_steps": [0.30, 0.32, 0.28], "none_steps": [0.12, 0.114, 0.127]},
+            {"model": "gpt2", "tree": "faster", "status": "ok", "pairs": [2.25, 2.94, 2.0, 2.1],
+             "deepum_steps": [0.30, 0.336, 0.28, 0.27], "none_steps": [0.1333, 0.114, 0.14, 0.13]},
             {"model": "gpt2", "tree": "missing", "status": "no record"},
             {"model": "bert-large", "tree": "this_tree", "status": "no record"},
             {"model": "bert-large", "tree": "faster", "status": "ok", "pairs": [2.0]}]
@@ -1765,7 +1767,14 @@ def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
     versus = rows[1]["against_first"]
     assert versus["ratios"] == pytest.approx([0.9, 1.05, 2.0 / 2.2])  # the first tree's rounds only
     assert versus["median"] == pytest.approx(2.0 / 2.2) and versus["lower"] == 2
-    assert not any("against_first" in row for row in rows[:1] + rows[2:])
+    assert rows[1]["deepum_against_first"]["ratios"] == pytest.approx([1.0, 1.05, 1.0])
+    assert rows[1]["deepum_against_first"]["lower"] == 0  # the lower pairs came from none's steps
+    assert rows[1]["none_against_first"]["median"] == pytest.approx(0.14 / 0.127)
+    assert not any(key in row for row in rows[:1] + rows[2:] for key in ab.AGAINST_FIRST.values())
+    ab.print_summary([{**row, "pair_median": 2.3, "verdict": "within", "deepum_step_s": 0.3, "none_step_s": 0.12,
+                       "hook_ms": {}, "repeated_plan_launches": 0} for row in rows[:2]])
+    assert ("against the first tree, round by round: pairs 0.909, lower in 2 of 3; deepum's steps 1.000, "
+            "lower in 0 of 3; none's 1.102, lower in 0 of 3") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [
