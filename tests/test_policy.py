@@ -186,12 +186,17 @@ def _both(mode: str, capacity: int, **config):
     return Pair(mode, capacity, DeepUMConfig(**config))
 
 
+def _iterate(pair: Pair, iteration) -> list[list]:
+    """Each launch's moves of one iteration through both, which then end it."""
+    moves = [pair.launch(exec_id, blocks)[1] for exec_id, blocks in iteration]
+    pair.spec.next_iteration()
+    pair.native.next_iteration()
+    return moves
+
+
 def _teach(pair: Pair, iteration, times: int = 2) -> None:
     for _ in range(times):
-        for exec_id, blocks in iteration:
-            pair.launch(exec_id, blocks)
-        pair.spec.next_iteration()
-        pair.native.next_iteration()
+        _iterate(pair, iteration)
 
 
 def test_the_running_kernel_never_loses_its_blocks():
@@ -265,12 +270,7 @@ def _steady_moves(lookahead: int, batch: int) -> list[list]:
     """The moves of two learned iterations of ONE_BLOCK_KERNELS, launch by launch."""
     pair = _both("deepum", 6, eviction="next_use", lookahead=lookahead, confident_hits=0, prefetch_batch=batch)
     _teach(pair, ONE_BLOCK_KERNELS, times=3)
-    moves = []
-    for _ in range(2):
-        moves += [pair.launch(exec_id, blocks)[1] for exec_id, blocks in ONE_BLOCK_KERNELS]
-        pair.spec.next_iteration()
-        pair.native.next_iteration()
-    return moves
+    return _iterate(pair, ONE_BLOCK_KERNELS) + _iterate(pair, ONE_BLOCK_KERNELS)
 
 
 def test_a_prefetch_batch_hands_several_launches_predictions_over_at_once_and_none_late():
@@ -786,13 +786,7 @@ def _alternating_moves(far_prefetches: str | None) -> list[tuple[str, int]]:
     for _ in range(3):
         _teach(pair, PROGRAM_A, times=1)
         _teach(pair, PROGRAM_B, times=1)
-    moves = []
-    for program in (PROGRAM_A, PROGRAM_B):
-        for exec_id, blocks in program:
-            moves += pair.launch(exec_id, blocks)[1]
-        pair.spec.next_iteration()
-        pair.native.next_iteration()
-    return moves
+    return _launch_all(pair, PROGRAM_A) + _launch_all(pair, PROGRAM_B)
 
 
 @pytest.mark.parametrize("far_prefetches", ["dead_only", "skip"])

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import json
 import statistics
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1]))
+
+from lockstep_ab import against_first, summary  # noqa: E402
+
 CALLS = {"gpt2": HERE / "call_a" / "gpt2", "bert-large": HERE / "call_b" / "bert"}
 GB = 1e9
+VERSUS = (("against_first", "pairs"), ("deepum_against_first", "deepum's run medians"),
+          ("none_against_first", "none's"))
 
 
 def runs(folder: Path, mode: str) -> list[dict]:
@@ -25,26 +32,20 @@ def runs(folder: Path, mode: str) -> list[dict]:
 
 def main() -> None:
     for model, folder in CALLS.items():
-        summary = json.loads((folder / "lockstep_ab.json").read_text())
-        print(f"{model}: {summary['command']}")
-        base = {row["tree"]: row for row in summary["rows"]}["this_tree"]["pairs"]
-        base_steps = {mode: [r["step_s_median"] for r in runs(folder / f"{model}_this_tree", mode)]
-                      for mode in ("deepum", "none")}
-        for row in summary["rows"]:
-            tree = folder / f"{model}_{row['tree']}"
-            deepum, none = runs(tree, "deepum"), runs(tree, "none")
+        record = json.loads((folder / "lockstep_ab.json").read_text())
+        print(f"{model}: {record['command']}")
+        rows = summary(folder, [model], [row["tree"] for row in record["rows"]])
+        against_first(rows)
+        for row in rows:
+            deepum, none = (runs(folder / f"{model}_{row['tree']}", mode) for mode in ("deepum", "none"))
             hashes = {r["parameter_sha256"][:12] for r in deepum + none}
-            per_round = [p / b for p, b in zip(row["pairs"], base)]
             print(f"  {row['tree']:10s} pairs {' '.join(f'{p:.3f}' for p in row['pairs'])}"
-                  f"  median {row['pair_median']:.3f}"
-                  f"  / defaults by round: median {statistics.median(per_round):.3f},"
-                  f" lower in {sum(r < 1 for r in per_round)} of {len(per_round)}")
-            steps = {mode: statistics.median(r["step_s_median"] / b for r, b in zip(records, base_steps[mode]))
-                     for mode, records in (("deepum", deepum), ("none", none))}
-            print(f"  {'':10s} run medians / the defaults, by round: deepum {steps['deepum']:.3f},"
-                  f" none {steps['none']:.3f}")
-            print(f"  {'':10s} deepum {statistics.median(r['step_s_median'] for r in deepum):.4f} s,"
-                  f" none {statistics.median(r['step_s_median'] for r in none):.4f} s;"
+                  f"  median {row['pair_median']:.3f}")
+            versus = "; ".join(f"{name} {row[key]['median']:.3f}, lower in {row[key]['lower']} of "
+                               f"{len(row[key]['ratios'])}" for key, name in VERSUS if key in row)
+            if versus:
+                print(f"  {'':10s} against the defaults, by round: {versus}")
+            print(f"  {'':10s} deepum {row['deepum_step_s']:.4f} s, none {row['none_step_s']:.4f} s;"
                   f" H2D {statistics.median(r['h2d_bytes_per_step'] for r in deepum) / GB:.3f} GB,"
                   f" D2H {statistics.median(r['d2h_bytes_per_step'] for r in deepum) / GB:.3f} GB a step;"
                   f" GPU busy {statistics.median(r['gpu_busy_s_per_step'] for r in deepum):.4f} s,"

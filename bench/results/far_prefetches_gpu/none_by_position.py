@@ -15,16 +15,7 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(RESULTS.parents[0]))
 
-from lockstep_ab import MODELS  # noqa: E402
-
-
-def none_medians(folder: Path, model: str) -> list[float] | None:
-    """The `none` runs' median steps of one model and tree, round by round, where recorded."""
-    workload = MODELS[model].workload if model in MODELS else model
-    try:
-        return json.loads((folder / "no_pressure.json").read_text())["workloads"][workload]["none_run_medians"]
-    except (OSError, KeyError, ValueError):
-        return None
+from lockstep_ab import summary  # noqa: E402
 
 
 def main() -> None:
@@ -33,14 +24,13 @@ def main() -> None:
         record = json.loads(call.read_text())
         trees = ["this_tree", *record["trees"]]
         for model in sorted({row["model"] for row in record["rows"]}):
-            first = none_medians(call.parent / f"{model}_{trees[0]}", model)
-            for place, tree in enumerate(trees[1:], 1):
-                mine = none_medians(call.parent / f"{model}_{tree}", model)
-                if not first or not mine:
+            first, *later = summary(call.parent, [model], trees)
+            for place, row in enumerate(later, 1):
+                if not first.get("none_steps") or not row.get("none_steps"):
                     continue
-                ratios = [a / b for a, b in zip(mine, first)]
+                ratios = [a / b for a, b in zip(row["none_steps"], first["none_steps"])]
                 pooled.setdefault(place, []).extend(ratios)
-                print(f"{call.parent.relative_to(RESULTS)}: {model} {tree} (place {place}):"
+                print(f"{call.parent.relative_to(RESULTS)}: {model} {row['tree']} (place {place}):"
                       f" none / the first tree's, median {statistics.median(ratios):.3f} over {len(ratios)} rounds")
     for place, ratios in sorted(pooled.items()):
         print(f"place {place}: median {statistics.median(ratios):.3f} over {len(ratios)} rounds,"
