@@ -18,7 +18,8 @@
 // - the schedule (schedule.hpp), while the iteration's launches match the planned ones: its victims
 //   for this launch leave first, and its prefetches replace the window's, evicting by the
 //   replacement rule where a slot is still lacking.
-// - repeated plans (deepum with repeat_plans_percent, not with the schedule; plan_records.hpp): once
+// - repeated plans (deepum with repeat_plans_percent and prefetch or pre-eviction, not with the
+//   schedule; plan_records.hpp; without either the plans are the driver's rule, left its own): once
 //   an iteration under pressure launched and decided what the iteration `back` before it did at that
 //   share of its places (the least back up to kRepeatBack), and the iteration to repeat did the same
 //   against the one back before it, the next repeats the plans remembered for it (the iteration
@@ -151,7 +152,7 @@ class Policy {
     if (options_.mode == Mode::kOracle && (!prefetcher_ || !replacement_))
       throw std::invalid_argument("the oracle needs the future: its prefetcher and replacement");
     if (deepum) learn_afresh();
-    if (deepum && options_.repeat_plans_percent > 0 && !options_.schedule)
+    if (deepum && options_.repeat_plans_percent > 0 && !options_.schedule && (options_.prefetch || options_.pre_evict))
       plans_ = std::make_unique<PlanRecords>(options_.repeat_plans_percent);
     if (options_.mode == Mode::kOracle && options_.host_map_uses > 0)
       oracle_counts_ = std::make_unique<NextUseEviction>(options_.foresight_iterations);

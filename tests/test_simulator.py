@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from deepum.offline.calibration import Calibration
@@ -201,6 +201,7 @@ def test_reading_discarded_memory_is_reported(policy):
 
 @settings(max_examples=40, deadline=None)
 @given(workloads, fractions)
+@example(training_like_trace(seed=4888, persistent=8, kernels=4, iterations=4), 0.3)  # plans repeated: not the driver's
 def test_deepum_with_every_part_off_is_the_driver_alone(trace, fraction):
     capacity = _capacity(trace, fraction)
     off = DeepUMConfig(prefetch=False, pre_evict=False, invalidate=False, populate_segments=False)

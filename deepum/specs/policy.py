@@ -49,8 +49,9 @@ unless the replacement rule's victim is dead (it leaves without a copy), and eac
 (``map_host`` in place of ``evict``, with the eviction's copy); one that is dead by then is evicted as
 any other. So mapping moves nothing in an iteration that lacks no room.
 
-**Repeated plans** (deepum with ``repeat_plans_percent``, not with the schedule;
-deepum.specs.plan_records): once an iteration under pressure has launched and decided at
+**Repeated plans** (deepum with ``repeat_plans_percent`` and prefetch or pre-eviction, not with the
+schedule; deepum.specs.plan_records; without prefetch and pre-eviction the policy predicts nothing and
+its plans are the driver's rule, which stays the driver's own): once an iteration under pressure has launched and decided at
 ``repeat_plans_percent`` of its places or more what the iteration ``back`` before it launched and
 decided there (the least ``back`` from 1 to deepum.specs.plan_records.REPEAT_BACK), and the iteration
 ``back`` − 1 before it did the same against the one ``back`` before that (its plan settled too), the
@@ -178,7 +179,8 @@ class Policy:
         self._map_when_evicted: list[int] = []  # chosen for host mapping while resident, ascending
         self._loaded_mapped: list[int] = []  # a loaded state's mapped blocks, until mapped once it is kept
         self._map_at_next_launch = False     # an iteration started: host mapping decides at its first launch
-        repeats = mode == "deepum" and config.repeat_plans_percent > 0 and not config.schedule
+        repeats = (mode == "deepum" and config.repeat_plans_percent > 0 and not config.schedule
+                   and (config.prefetch or config.pre_evict))
         self._plans = PlanRecords(config.repeat_plans_percent) if repeats else None
         self._repeating: list | None = None  # the remembered iteration this one repeats (repeat_plans_percent)
         self.repeated_launches = 0  # launches of repeated iterations that matched their place
