@@ -1754,6 +1754,34 @@ def test_lockstep_ab_summary_sets_deepums_steps_beside_the_pairs(tmp_path, capsy
     assert table[2].split() == ["gpt2", "missing", "no", "record"]
 
 
+def test_lockstep_report_details_each_tree_of_a_call(tmp_path, capsys):
+    (report,) = load("lockstep_report")
+    import json
+
+    for tree, deepum_steps, sha in (("this_tree", [0.30, 0.32], "aa"), ("change", [0.27, 0.29], "bb")):
+        folder = tmp_path / f"gpt2-fp32_{tree}"
+        folder.mkdir()
+        (folder / "no_pressure.json").write_text(json.dumps({"workloads": {"gpt2": {
+            "status": "ok", "pair_ratios": [s / 0.12 for s in deepum_steps], "pair_median": 2.5,
+            "verdict": "undecided", "deepum_run_medians": deepum_steps, "none_run_medians": [0.12, 0.12]}}}))
+        for i in range(2):
+            common = {"parameter_sha256": "aa" if i == 0 else sha, "hook_split_s_per_step": None}
+            (folder / f"gpt2_none_full_r{i}.json").write_text(json.dumps(common))
+            (folder / f"gpt2_deepum_c1_r{i}.json").write_text(json.dumps({
+                **common, "h2d_bytes_per_step": 3e9, "d2h_bytes_per_step": 2e9, "gpu_busy_s_per_step": 0.2,
+                "gpu_idle_s_per_step": 0.1, "hook_s_per_step": 0.03, "faults_per_step": 0.5 * i,
+                "stats": {"cuda_errors": i}, "step_s": [1.0] * 4 + [0.31, 0.30] * 10}))
+    rows = [{"model": "gpt2-fp32", "tree": tree} for tree in ("this_tree", "change")]
+    (tmp_path / "lockstep_ab.json").write_text(json.dumps({"command": "lockstep_ab.py", "rows": rows}))
+    report.report(tmp_path)
+    out = capsys.readouterr().out
+    assert "gpt2-fp32 change: pairs 2.250 2.417, median 2.500" in out
+    assert "against the first tree, by round: pairs 0.903, lower in 2 of 2; deepum's run medians 0.903" in out
+    assert "H2D 3.000 GB, D2H 2.000 GB a step" in out and "even steps minus odd, ms: 10 10" in out
+    assert "parameters ['aa'] (2 deepum, 2 none runs); CUDA errors 1; faults a step 0.5" in out
+    assert "parameters ['aa', 'bb']" in out, "a run unlike the others shows its own hash"
+
+
 def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
     (ab,) = load("lockstep_ab")
     rows = [{"model": "gpt2", "tree": "this_tree", "status": "ok", "pairs": [2.5, 2.8, 2.2],
