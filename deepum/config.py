@@ -132,6 +132,12 @@ class DeepUMConfig:
                                                    "deepum/specs/indexed_kernels.py), whatever their span: an "
                                                    "embedding table, whose kernels read and write only the rows "
                                                    "they look up")
+    host_map_keep_uses: int = _size(3, 0, 16, "host mapping: a block it would map stays migrated if the last "
+                                              "iteration used it in at least this many launches and the capacity "
+                                              "holds it beside the other blocks used within the mapped blocks' span "
+                                              "(most uses first): a block read over the link at each of several "
+                                              "uses crosses it more often than one migrated in and out once; "
+                                              "0 maps every block that qualifies")
     wake_percent: int = _size(90, 0, 100, "every mode: the engine sleeps (no launch hook, no policy work) while "
                                           "deepum's live managed segments hold at most this percentage of the "
                                           "capacity, and wakes for good once they hold more; 0 never sleeps "

@@ -212,6 +212,32 @@ class NextUseEviction {
     }
   }
 
+  // The launches of the last ended iteration that used `block`, as short_lived counts them.
+  size_t counted_uses(int64_t block) const {
+    return size_t(block) < last_counted_.blocks() ? last_counted_.of(block).size() : 0;
+  }
+
+  // Blocks outside those `chosen(block)` names that the last ended iteration used (as short_lived
+  // counts uses) within the span of the chosen blocks' uses, from the first to the last; 0 where
+  // none of them was used.
+  template <class Chosen>
+  size_t used_beside(Chosen chosen) const {
+    uint32_t first = UINT32_MAX, last = 0;
+    for (size_t block = 0; block < last_counted_.blocks(); ++block) {
+      const UsePositions uses = last_counted_.of(int64_t(block));
+      if (uses.empty() || !chosen(block)) continue;
+      first = std::min(first, uses.front());
+      last = std::max(last, uses.back());
+    }
+    size_t used = 0;
+    for (size_t block = 0; block < last_counted_.blocks() && first <= last; ++block) {
+      if (chosen(block)) continue;
+      const UsePositions uses = last_counted_.of(int64_t(block));
+      used += std::any_of(uses.begin(), uses.end(), [&](uint32_t p) { return p >= first && p <= last; });
+    }
+    return used;
+  }
+
   // Every exec ID of the remembered iterations (with repeats).
   template <class F>
   void for_each_exec_id(F f) const {

@@ -57,6 +57,7 @@ inline Options options_from(const std::string& mode, const pybind11::dict& c) {
   out.host_map_uses = c["host_map_uses"].cast<size_t>();
   out.host_map_span_percent = c["host_map_span_percent"].cast<size_t>();
   out.host_map_indexed = c["host_map_indexed"].cast<bool>();
+  out.host_map_keep_uses = c["host_map_keep_uses"].cast<size_t>();
   out.wake_percent = c["wake_percent"].cast<size_t>();
   out.populate_segments = c["populate_segments"].cast<bool>();
   out.prefetch = c["prefetch"].cast<bool>();

@@ -45,7 +45,9 @@
 //   block that is resident stays so until room is needed: such blocks are then the victims
 //   (ascending, any but the running kernel's) unless the replacement rule's victim is dead, each
 //   mapped as it leaves with the eviction's copy (dead by then: evicted as any other), so mapping
-//   moves nothing in an iteration that lacks no room.
+//   moves nothing in an iteration that lacks no room. With host_map_keep_uses, the chosen blocks used
+//   in at least that many launches stay migrated, most uses first (ties ascending), as many as the
+//   capacity holds beside the other blocks used within the chosen blocks' span (keep_migrated).
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables, the
@@ -560,6 +562,7 @@ class Policy {
     for (Block b : loaded) take(b);
     std::sort(chosen.begin(), chosen.end());
     chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    keep_migrated(*counts, chosen);
     std::vector<uint8_t> stays(host_mapped_.size(), 0);
     for (Block b : chosen) stays[b] = 1;
     for (size_t b = 0; b < host_mapped_.size(); ++b)
@@ -585,6 +588,30 @@ class Policy {
       host_mapped_[b] = 1;
       plan_.moves.push_back({Move::kMapHost, b, 0});
     }
+  }
+
+  // host_map_keep_uses: the blocks of `chosen` (ascending) the last iteration used in at least that
+  // many launches leave it, most uses first (ties: ascending numbers), as many as the capacity holds
+  // beside the other blocks used within the chosen blocks' span; they stay migrated.
+  void keep_migrated(const NextUseEviction& counts, std::vector<Block>& chosen) const {
+    const size_t least = options_.host_map_keep_uses;
+    if (least == 0) return;
+    const size_t used = counts.used_beside(
+        [&](size_t b) { return std::binary_search(chosen.begin(), chosen.end(), Block(b)); });
+    if (int64_t(used) >= capacity_) return;
+    std::vector<Block> ranked;
+    for (Block b : chosen)
+      if (counts.counted_uses(int64_t(b)) >= least) ranked.push_back(b);
+    const auto more_uses = [&](Block x, Block y) {
+      const size_t ux = counts.counted_uses(int64_t(x)), uy = counts.counted_uses(int64_t(y));
+      return ux != uy ? ux > uy : number(x) < number(y);
+    };
+    std::sort(ranked.begin(), ranked.end(), more_uses);
+    ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));
+    std::sort(ranked.begin(), ranked.end());
+    chosen.erase(std::remove_if(chosen.begin(), chosen.end(),
+                                [&](Block b) { return std::binary_search(ranked.begin(), ranked.end(), b); }),
+                 chosen.end());
   }
 
   // The schedule's prefetches for this launch, in its order; a slot still lacking is made by the

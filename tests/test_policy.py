@@ -56,7 +56,8 @@ configs = st.builds(DeepUMConfig, lookahead=st.integers(1, 6), prefetch_batch=st
                     schedule=st.booleans(), schedule_ahead=st.integers(1, 6), schedule_accesses=st.integers(1, 40),
                     repeat_plans_percent=st.sampled_from([0, 50, 90, 100]),
                     confident_hits=st.integers(0, 3), host_map_uses=st.sampled_from([0, 0, 1, 2, 3]),
-                    host_map_span_percent=st.integers(1, 100), host_map_indexed=st.booleans(), prefetch=st.booleans(),
+                    host_map_span_percent=st.integers(1, 100), host_map_indexed=st.booleans(),
+                    host_map_keep_uses=st.sampled_from([0, 0, 1, 2, 3]), prefetch=st.booleans(),
                     pre_evict=st.booleans(), invalidate=st.booleans())
 kernel = st.tuples(st.integers(0, 7), st.lists(st.integers(0, UNIVERSE - 1), unique=True, min_size=1, max_size=4))
 
@@ -621,6 +622,25 @@ def test_a_kept_warm_start_maps_the_blocks_its_state_had_mapped_a_start_earlier_
         assert pair.spec.save_state() == pair.native.save_state()
     assert starts["cold"] == []
     assert starts["warm"] == ([] if foreign else [("map_host", 4), ("map_host", 5)])
+
+
+# As BRIEF, but the optimizer's state (4 and 5) is used twice, each time beside a block used throughout
+# (0, then 1): two other blocks are used within the state's span.
+BESIDE = BRIEF[:8] + [(28, [4, 5, 0]), (29, [4, 5, 1])]
+
+
+@pytest.mark.parametrize("capacity, least, kept", [(3, 2, {4}), (4, 2, {4, 5}), (4, 3, set()), (4, 0, set())])
+def test_a_block_host_mapping_chose_stays_migrated_where_it_has_the_uses_and_the_room(capacity, least, kept):
+    """With host_map_keep_uses 2, blocks 4 and 5 (two uses each) stay migrated as far as the capacity
+    holds them beside blocks 0 and 1: one (the lower) in three blocks, both in four; the others are
+    mapped. With 3, or 0, both are mapped."""
+    pair = _both("deepum", capacity, host_map_uses=2, host_map_span_percent=20, host_map_keep_uses=least)
+    _teach(pair, BESIDE, times=2)
+    moves = _launch_all(pair, BESIDE)
+    for block in (4, 5):
+        assert pair.spec.host_mapped(block) == pair.native.host_mapped(block) == (block not in kept)
+        migrated = {m for m in moves if m[1] == block and m[0] in ("demand", "prefetch", "populate")}
+        assert bool(migrated) == (block in kept), (block, moves)
 
 
 def test_nothing_is_mapped_from_the_host_without_pressure_or_with_the_knob_at_zero():

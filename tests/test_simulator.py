@@ -253,7 +253,8 @@ def test_result_carries_the_configuration_it_ran_with():
     r = simulate(trace, "deepum", _capacity(trace, 0.5), config)
     assert r.config == dataclasses.asdict(config)
     assert simulate(trace, "oracle", _capacity(trace, 0.5), config).config == {
-        "lookahead": 7, "host_map_uses": 4, "host_map_span_percent": 25, "host_map_indexed": True, "foresight_iterations": 4}
+        "lookahead": 7, "host_map_uses": 4, "host_map_span_percent": 25, "host_map_indexed": True, "host_map_keep_uses": 3,
+        "foresight_iterations": 4}
     assert simulate(trace, "um", _capacity(trace, 0.5), config).config is None
 
 

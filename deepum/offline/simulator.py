@@ -34,7 +34,8 @@ from ..units import counted, format_bytes
 
 POLICIES = ("um", "advise", "deepum", "oracle")
 
-ORACLE_SETTINGS = ("lookahead", "host_map_uses", "host_map_span_percent", "host_map_indexed", "foresight_iterations")
+ORACLE_SETTINGS = ("lookahead", "host_map_uses", "host_map_span_percent", "host_map_indexed", "host_map_keep_uses",
+                   "foresight_iterations")
 """The DeepUMConfig settings the oracle follows (its window's length and deepum's host mapping)."""
 
 _TIMELINE_KEYS = ("kernel_t_start_s", "kernel_t_end_s", "kernel_faults", "kernel_prefetch_bytes",

@@ -188,6 +188,23 @@ class NextUseEviction:
                 chosen.append(block)
         return sorted(chosen)
 
+    def counted_uses(self, block: int) -> int:
+        """The launches of the last ended iteration that used `block`, as short_lived counts them."""
+        b = self._blocks.get(block)
+        return len(b.last_counted) if b else 0
+
+    def used_beside(self, chosen: set[int]) -> int:
+        """Blocks outside `chosen` that the last ended iteration used (as short_lived counts uses)
+        within the span of `chosen`'s uses, from the first to the last, both counted; 0 where none
+        of `chosen` was used."""
+        spans = [(b.last_counted[0], b.last_counted[-1]) for block, b in self._blocks.items()
+                 if block in chosen and b.last_counted]
+        if not spans:
+            return 0
+        first, last = min(s[0] for s in spans), max(s[1] for s in spans)
+        return sum(1 for block, b in self._blocks.items()
+                   if block not in chosen and any(first <= p <= last for p in b.last_counted))
+
     def remembered_exec_ids(self) -> set[int]:
         """Every execution ID of the remembered iterations."""
         return {exec_id for iteration in self._history.values() for exec_id in iteration.execs}

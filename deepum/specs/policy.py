@@ -41,7 +41,10 @@ memory allocated since the launch before, fill launches not counted: the state i
 zero-filled in the first step, in memory earlier tensors of that step used) or, with ``host_map_indexed``, all by indexed kernels
 whatever their span (an embedding table: its lookups and its sparse update read and write only the rows
 they name), and not dead, are mapped from the host (``map_host``; none is demanded, prefetched or counted resident while
-mapped: its kernels read and write it over the link); mapped blocks that no longer qualify are given
+mapped: its kernels read and write it over the link), but for those that stay migrated (with
+``host_map_keep_uses``: the chosen blocks used in at least that many launches, most uses first, ties
+ascending, as many as the capacity less the other blocks the last iteration used within the chosen
+blocks' span, deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given
 back to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
 mapped, each ascending. A chosen block that is resident stays so until room is needed: such blocks
 are then the victims (ascending, any but the running kernel's; its next use reads it over the link)
@@ -497,6 +500,7 @@ class Policy:
         brief = self._next_use.short_lived(self.config.host_map_uses, self.config.host_map_span_percent,
                                            self.config.host_map_indexed)
         chosen = {b for b in [*brief, *loaded] if self._exists(b) and not self._dead(b)}
+        chosen -= self._kept_migrated(chosen)
         for b in sorted(self._host_mapped - chosen):
             self._host_mapped.discard(b)
             self._moves.append(("map_gpu", b))
@@ -504,6 +508,18 @@ class Policy:
         for b in sorted(chosen - self._host_mapped - set(self._map_when_evicted)):
             self._host_mapped.add(b)
             self._moves.append(("map_host", b))
+
+    def _kept_migrated(self, chosen: set[int]) -> set[int]:
+        """The blocks host mapping chose that stay migrated (``host_map_keep_uses``): those the last
+        iteration used in at least that many launches, most uses first (ties: ascending), as many as
+        the capacity holds beside the other blocks used within the chosen blocks' span."""
+        least = self.config.host_map_keep_uses
+        if not least:
+            return set()
+        room = self.capacity - self._next_use.used_beside(chosen)
+        uses = {b: self._next_use.counted_uses(b) for b in chosen}
+        ranked = sorted((b for b in chosen if uses[b] >= least), key=lambda b: (-uses[b], b))
+        return set(ranked[:max(room, 0)])
 
     def _follow(self, step) -> None:
         for move in step:
