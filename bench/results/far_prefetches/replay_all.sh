@@ -12,16 +12,5 @@ while read -r name trace capacity; do
     python3 -m deepum replay "$trace" --policy deepum --capacity "$capacity" --config "$D/$setting.json" --json \
       > "$D/replays/${name}_${capacity}_${setting}.json"
   done
-done <<LIST
-gpt2_bf16_20 bench/results/repeat_plans_gpu/call_e/gpt2_bf16_20_trace.npz 6138363904
-bert_bf16_20 bench/results/repeat_plans_gpu/call_e/bert_bf16_20_trace.npz 3921674240
-gpt2_bf16_8 bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz 0.5
-gpt2_bf16_8 bench/results/unbudgeted_traces/call_a/gpt2_bf16_trace.npz 0.75
-bert_fp32_8 bench/results/unbudgeted_traces/call_a/bert_trace.npz 0.5
-bert_fp32_8 bench/results/unbudgeted_traces/call_a/bert_trace.npz 0.75
-bert_fp32_dense bench/results/dense_at_half/call_a/bert_trace.npz 0.5
-bert_fp32_dense bench/results/dense_at_half/call_a/bert_trace.npz 0.75
-gpt2_fp32_12l bench/results/gpu_check/trace.npz 0.5
-gpt2_fp32_12l bench/results/gpu_check/trace.npz 0.75
-LIST
+done < <(grep -v '^#' bench/recorded_traces.txt)
 python3 bench/irregular.py --config $D/dead_only.json --config $D/skip.json -o $D/irregular.json > $D/irregular.txt
