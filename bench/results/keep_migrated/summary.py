@@ -1,5 +1,5 @@
 """host_map_keep_uses 3 against 0 on every replay of replay_all.sh: per trace and capacity, the median
-simulated time of an iteration and the bytes brought in and mapped from the host a step (the
+simulated time of an iteration, the bytes brought in and those kernels used over the host mapping a step (the
 20-iteration traces from iteration 10, the others from iteration 3), and the ratios of time and bytes in.
 
     python3 bench/results/keep_migrated/summary.py
