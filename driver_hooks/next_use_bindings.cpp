@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <set>
 #include <vector>
 
 #include "next_use.hpp"
@@ -24,6 +25,13 @@ void bind_next_use(py::module_& m) {
             return blocks;
           },
           py::arg("most_uses"), py::arg("span_percent"), py::arg("indexed_any_span"))
+      .def("counted_uses", &NextUseEviction::counted_uses, py::arg("block"))
+      .def(
+          "used_beside",
+          [](const NextUseEviction& e, const std::set<int64_t>& chosen) {
+            return e.used_beside([&](size_t b) { return chosen.count(int64_t(b)) != 0; });
+          },
+          py::arg("chosen"))
       .def("use", &NextUseEviction::use, py::arg("block"), py::arg("launch"), py::arg("resident"))
       .def("count_use", &NextUseEviction::count_use, py::arg("block"), py::arg("launch"), py::arg("fresh"),
            py::arg("fill"))

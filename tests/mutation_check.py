@@ -91,6 +91,13 @@ MUTATIONS = {
     "host-map-ignores-the-span": (
         "driver_hooks/next_use.hpp", "(uint64_t(uses.back()) - uses.front() + 1) * 100 <= span_percent * past.length",
         "true"),
+    "host-map-keeps-beyond-the-room": (
+        "driver_hooks/policy.hpp", "ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));", ""),
+    "host-map-keeps-too-few-uses": (
+        "driver_hooks/policy.hpp", "if (counts.counted_uses(int64_t(b)) >= least) ranked.push_back(b);",
+        "if (counts.counted_uses(int64_t(b)) + 1 >= least) ranked.push_back(b);"),
+    "host-map-room-misses-the-span-end": (
+        "driver_hooks/next_use.hpp", "return p >= first && p <= last; });", "return p >= first && p < last; });"),
     "host-map-without-pressure": (
         "driver_hooks/policy.hpp", "options_.host_map_uses == 0 || !under_pressure()) return;",
         "options_.host_map_uses == 0) return;"),

@@ -150,6 +150,18 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
                     == self.spec.short_lived(most_uses, span_percent, indexed_any_span))
 
 
+    @invariant()
+    def the_same_blocks_are_used_beside_the_chosen(self):
+        """What host_map_keep_uses weighs: each block's counted uses, and the other blocks used within
+        the span of a chosen set's uses (host mapping's candidates, and arbitrary sets)."""
+        if not hasattr(self, "spec"):
+            return
+        assert [self.native.counted_uses(b) for b in range(BLOCKS + 1)] == \
+            [self.spec.counted_uses(b) for b in range(BLOCKS + 1)]
+        for chosen in (set(self.spec.short_lived(2, 30, False)), set(range(0, BLOCKS, 2)), {BLOCKS - 1}, set()):
+            assert self.native.used_beside(chosen) == self.spec.used_beside(chosen), sorted(chosen)
+
+
 NativeChoosesAsTheSpecification.TestCase.settings = settings(
     max_examples=500, stateful_step_count=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TestNativeChoosesAsTheSpecification = NativeChoosesAsTheSpecification.TestCase
@@ -302,3 +314,22 @@ def test_host_mapping_counts_the_uses_of_a_blocks_latest_data_and_no_fill(make):
     assert eviction.short_lived(2, 10, False) == [7]       # 90..95: 6% of the iteration
     assert eviction.short_lived(4, 100, False) == [7, 8]   # block 8: 10 and 96 count, the fill does not
     assert eviction.short_lived(1, 100, False) == []
+
+
+@pytest.mark.parametrize("make", [NextUseEviction, _native.NextUseEviction])
+def test_the_blocks_used_beside_a_chosen_set_are_those_used_within_its_span(make):
+    """Of 100 launches, block 7 is used at 90 and 95, block 8 at 10 and 96, block 9 at 92 and block 10
+    at 95 and 99: beside {7} (90..95), 9 and 10 are used; beside {7, 8} (10..96), 9 and 10 too; beside
+    {9} (92), none."""
+    eviction = make(1)
+    eviction.start_iteration(0)
+    for block, launches in ((7, (90, 95)), (8, (10, 96)), (9, (92,)), (10, (95, 99))):
+        for launch in launches:
+            eviction.use(block, launch, False)
+            eviction.count_use(block, launch, False, False)
+    eviction.start_iteration(100)
+    assert [eviction.counted_uses(b) for b in (7, 8, 9, 10, 11)] == [2, 2, 1, 2, 0]
+    assert eviction.used_beside({7}) == 2
+    assert eviction.used_beside({7, 8}) == 2
+    assert eviction.used_beside({9}) == 0
+    assert eviction.used_beside({11}) == 0, "a set never used has no span"
