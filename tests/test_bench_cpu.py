@@ -1782,6 +1782,20 @@ def test_lockstep_report_details_each_tree_of_a_call(tmp_path, capsys):
     assert "parameters ['aa', 'bb']" in out, "a run unlike the others shows its own hash"
 
 
+def test_sweep_agreement_sets_the_replayed_speed_up_against_the_gpus(tmp_path, capsys):
+    (sweep,) = load("sweep_agreement")
+    import json
+
+    for fraction, (um, deepum) in sweep.SWEEP_GPU.items():
+        # iterations 3-7 replay the GPU's steps, deepum twice as slow; the others are left out
+        for policy, step in (("um", um), ("deepum", 2 * deepum), ("oracle", deepum)):
+            times = [99.0] * 3 + [step] * 5 + [99.0]
+            (tmp_path / f"replay_{policy}_b{fraction}.json").write_text(
+                json.dumps({"per_iteration": [{"time_s": t} for t in times]}))
+    assert sweep.agreement(tmp_path) == pytest.approx({"0.50": 0.5, "0.75": 0.5})
+    assert ": 0.50" in capsys.readouterr().out
+
+
 def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
     (ab,) = load("lockstep_ab")
     rows = [{"model": "gpt2", "tree": "this_tree", "status": "ok", "pairs": [2.5, 2.8, 2.2],

@@ -1,0 +1,35 @@
+"""The simulator's speed-up over `um` against the GPU's: the replays bench/sweep_agreement.sh wrote into
+OUT (the recorded GPT-2 trace at half and three quarters of its footprint, the median of iterations
+3-7) against the sweep's GPU steps at the same capacities (bench/results/sweep_fewer_driver_calls/).
+
+    python3 bench/sweep_agreement.py OUT
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+SWEEP_GPU = {"0.50": (4.324, 0.4007), "0.75": (3.172, 0.3283)}
+"""The sweep's GPT-2 at half and three quarters of its footprint on the GPU: `um`'s and deepum's steps, s."""
+
+
+def agreement(out: Path) -> dict[str, float]:
+    """Per fraction, the replayed speed-up over `um` divided by the GPU's (printed with the medians)."""
+    print(f"replays of bench/results/gpu_check/trace.npz in {out}, median of iterations 3-7")
+    ratios = {}
+    for fraction, (um_gpu, deepum_gpu) in SWEEP_GPU.items():
+        time = {policy: statistics.median(i["time_s"] for i in json.loads(
+            (out / f"replay_{policy}_b{fraction}.json").read_text())["per_iteration"][3:8])
+            for policy in ("um", "deepum", "oracle")}
+        replayed, gpu = time["um"] / time["deepum"], um_gpu / deepum_gpu
+        ratios[fraction] = replayed / gpu
+        print(f"  {fraction}: um {time['um']:.3f} s, deepum {time['deepum']:.4f} s, oracle {time['oracle']:.4f} s;"
+              f" {replayed:.2f}x against the GPU's {gpu:.2f}x: {ratios[fraction]:.2f}")
+    return ratios
+
+
+if __name__ == "__main__":
+    for folder in sys.argv[1:]:
+        agreement(Path(folder))
