@@ -9,12 +9,13 @@ settings take turns too. Each round runs one pair per model and tree, the trees 
 rounds stop after --rounds or once --stop-after seconds have passed. The models are the 24-layer GPT-2
 and BERT-Large in bf16 with fused AdamW (gpt2, bert-large; the default) or in fp32 with foreach Adam
 (gpt2-fp32, bert-large-fp32) at half their footprints (deepum's capacity), --steps steps
-(default 14) of which 4 warm-up: more steps a pair narrow its ratio where the in-memory step drifts from
-step to step. Records: OUT/<model>_<tree>/ as no_pressure.py writes them (its --resume adds a pair a
-round), and OUT/lockstep_ab.json: per model and tree the pairs, deepum's and `none`'s medians of their
-runs' median steps and the hook's parts, and for each tree after the first its pairs, deepum's run
-medians and none's against the first tree's of the same round (ratios, their median, the rounds it came
-lower), also printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
+(default 14) of which --warmup (default 4) warm-up: more steps a pair narrow its ratio where the
+in-memory step drifts from step to step, and a longer warm-up measures the steps after deepum starts
+repeating remembered plans (BERT-Large's from its sixteenth iteration). Records: OUT/<model>_<tree>/
+as no_pressure.py writes them (its --resume adds a pair a round), and OUT/lockstep_ab.json: per model
+and tree the pairs, deepum's and `none`'s medians of their runs' median steps and the hook's parts, and
+for each tree after the first its pairs, deepum's run medians and none's against the first tree's of
+the same round (ratios, their median, the rounds it came lower), also printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
 differ while deepum's own steps do not: the three comparisons side by side tell which.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
@@ -41,6 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 from deepum.config import DeepUMConfig  # noqa: E402
+from no_pressure import MIN_MEASURED_STEPS  # noqa: E402
 from run_all import PREBUILD  # noqa: E402
 
 THIS_TREE = "this_tree"
@@ -74,7 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "DeepUMConfig .json for this checkout (repeatable)")
     parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
     parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
-    parser.add_argument("--steps", type=int, default=14, help="steps a run, 4 of them warm-up (6 to 200, default 14)")
+    parser.add_argument("--steps", type=int, default=14, help="steps a run (at most 200, default 14)")
+    parser.add_argument("--warmup", type=int, default=4,
+                        help="of them warm-up, not measured (default 4; at least 10 steps are measured)")
     parser.add_argument("--stop-after", type=float, default=420, metavar="SECONDS",
                         help="no round starts after this many seconds (default 420)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/lockstep_ab"), help="where the copies are built")
@@ -104,8 +108,9 @@ def parse_args(argv=None) -> argparse.Namespace:
         parser.error(f"--models: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(MODELS)}")
     if not 1 <= args.rounds <= 20:
         parser.error(f"--rounds must be 1 to 20, not {args.rounds}")
-    if not 6 <= args.steps <= 200:
-        parser.error(f"--steps must be 6 to 200, not {args.steps}")
+    if args.steps > 200 or args.warmup < 0 or args.steps - args.warmup < MIN_MEASURED_STEPS:
+        parser.error(f"--steps {args.steps} --warmup {args.warmup}: give at most 200 steps of which at least "
+                     f"{MIN_MEASURED_STEPS} measured after a warm-up of 0 or more")
     if args.stop_after <= 0:
         parser.error(f"--stop-after must be positive, not {args.stop_after:g}")
     if args.deepum_config:
@@ -148,12 +153,13 @@ def env_for(tree: Path) -> dict:
     return {**os.environ, "PYTHONPATH": str(tree)}
 
 
-def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, deepum_config: str | None) -> list[str]:
+def pair_command(out: Path, model: str, tree: str, pairs: int, steps: int, warmup: int,
+                 deepum_config: str | None) -> list[str]:
     """bench/no_pressure.py's command for the model's pairs in all, the last one new (--resume)."""
     workload, sizes, capacity = MODELS[model]
     command = [sys.executable, "bench/no_pressure.py", "--out", str(out / f"{model}_{tree}"), "--workloads", workload,
                "--size", f"{workload}={sizes}", "--capacity", f"{workload}={capacity}", "--lockstep",
-               "--repeats", str(pairs), "--steps", str(steps), "--warmup", "4", "--tolerance", "1.5",
+               "--repeats", str(pairs), "--steps", str(steps), "--warmup", str(warmup), "--tolerance", "1.5",
                "--timeout", str(150 + steps), "--resume"]
     return command + (["--deepum-config", str(Path(deepum_config).resolve())] if deepum_config else [])
 
@@ -261,7 +267,7 @@ def main(argv=None) -> int:
             break
         for model in args.model_list:
             for name, folder in folders.items():
-                command = pair_command(args.out.resolve(), model, name, pairs, args.steps, configs[name])
+                command = pair_command(args.out.resolve(), model, name, pairs, args.steps, args.warmup, configs[name])
                 if args.dry_run:
                     print(f"({folder}) {shlex.join(command)}")
                     continue
@@ -278,7 +284,7 @@ def main(argv=None) -> int:
     record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]), "device": device(args.out),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "trees": {name: [str(s) for s in sources] for name, sources in args.trees.items()},
-              "steps": args.steps, "rows": rows}
+              "steps": args.steps, "warmup": args.warmup, "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lockstep_ab.json").write_text(json.dumps(record, indent=1) + "\n")
     return 0
