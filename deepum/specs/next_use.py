@@ -197,8 +197,8 @@ class NextUseEviction:
         """Blocks outside `chosen` that the last ended iteration used (as short_lived counts uses)
         within the span of `chosen`'s uses, from the first to the last, both counted; 0 where none
         of `chosen` was used."""
-        spans = [(b.last_counted[0], b.last_counted[-1]) for block, b in self._blocks.items()
-                 if block in chosen and b.last_counted]
+        uses = [self._blocks[block].last_counted for block in chosen if block in self._blocks]
+        spans = [(u[0], u[-1]) for u in uses if u]
         if not spans:
             return 0
         first, last = min(s[0] for s in spans), max(s[1] for s in spans)
