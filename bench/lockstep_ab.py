@@ -6,7 +6,8 @@ another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtim
 > FILE`; its files overwrite the copy's, the copy's other files stay); or this checkout itself with
 SOURCE a DeepUMConfig JSON file (.json) for its deepum runs in place of --deepum-config, so that
 settings take turns too. Each round runs one pair per model and tree, the trees in the order given;
-rounds stop after --rounds or once --stop-after seconds have passed. The models are the 24-layer GPT-2
+rounds stop after --rounds, or before a round that, as long as the longest so far, would end past
+--stop-after seconds. The models are the 24-layer GPT-2
 and BERT-Large in bf16 with fused AdamW (gpt2, bert-large; the default) or in fp32 with foreach Adam
 (gpt2-fp32, bert-large-fp32) at half their footprints (deepum's capacity), --steps steps
 (default 14) of which --warmup (default 4) warm-up: more steps a pair narrow its ratio where the
@@ -15,7 +16,8 @@ repeating remembered plans (BERT-Large's from its sixteenth iteration). Records:
 as no_pressure.py writes them (its --resume adds a pair a round), and OUT/lockstep_ab.json: per model
 and tree the pairs, deepum's and `none`'s medians of their runs' median steps and the hook's parts, and
 for each tree after the first its pairs, deepum's run medians and none's against the first tree's of
-the same round (ratios, their median, the rounds it came lower), also printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
+the same round (ratios, their median, the rounds it came lower), rewritten after every round so that a
+call cut short keeps the rounds it finished, and printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
 differ while deepum's own steps do not: the three comparisons side by side tell which.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
@@ -261,10 +263,12 @@ def main(argv=None) -> int:
         else:
             folders[name] = prepare(name, sources, args.work)
             print(f"{name} built at {time.monotonic() - started:.0f} s", flush=True)
+    longest_round = 0.0
     for pairs in range(1, args.rounds + 1):
-        if time.monotonic() - started > args.stop_after:
-            print(f"stopped before round {pairs}: past {args.stop_after:g} s")
+        if time.monotonic() - started + longest_round > args.stop_after:
+            print(f"stopped before round {pairs}: it would end past {args.stop_after:g} s")
             break
+        round_started = time.monotonic()
         for model in args.model_list:
             for name, folder in folders.items():
                 command = pair_command(args.out.resolve(), model, name, pairs, args.steps, args.warmup, configs[name])
@@ -275,20 +279,26 @@ def main(argv=None) -> int:
                 lines = (run.stdout + run.stderr).strip().splitlines()
                 print(f"{model} {name} round {pairs}: {lines[-1] if lines else f'exit status {run.returncode}'}",
                       flush=True)
+        longest_round = max(longest_round, time.monotonic() - round_started)
+        if not args.dry_run:
+            write_record(args, list(folders))
     print(f"done at {time.monotonic() - started:.0f} s")
-    if args.dry_run:
-        return 0
-    rows = summary(args.out.resolve(), args.model_list, list(folders))
+    if not args.dry_run:
+        print_summary(write_record(args, list(folders)))
+    return 0
+
+
+def write_record(args: argparse.Namespace, trees: list[str]) -> list[dict]:
+    """Writes OUT/lockstep_ab.json from the records so far and returns its rows."""
+    rows = summary(args.out.resolve(), args.model_list, trees)
     against_first(rows)
-    print_summary(rows)
     record = {"command": shlex.join([Path(sys.executable).name, *sys.argv]), "device": device(args.out),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "trees": {name: [str(s) for s in sources] for name, sources in args.trees.items()},
               "steps": args.steps, "warmup": args.warmup, "rows": rows}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lockstep_ab.json").write_text(json.dumps(record, indent=1) + "\n")
-    return 0
-
+    return rows
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,7 +2,8 @@
 the pairs' ratios (deepum / `none`, each pair's median steps), the per-round ratios to the first tree's
 pairs and deepum's and `none`'s run medians, the bytes each run moved a step (GB), the GPU's busy and
 idle time and the hook's time a step, each deepum run's even steps' median minus its odd steps'
-(steps 4 on, ms), and whether every run is bitwise equal to `none` with no CUDA error.
+(steps 4 on, ms), and whether every run is bitwise equal to `none` with no CUDA error. A call cut short
+before its first round's end has no lockstep_ab.json: its models and trees are then its folders' names.
 
     python3 bench/lockstep_report.py FOLDER [FOLDER ...]
 """
@@ -27,12 +28,26 @@ def runs(folder: Path, mode: str) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob(f"*_{mode}_*.json"))]
 
 
+def call(out: Path) -> tuple[str, list[str], list[str]]:
+    """The command, models and trees of the lockstep call whose records are in OUT: from its
+    lockstep_ab.json, or else from its <model>_<tree> folders (the command then unknown)."""
+    try:
+        record = json.loads((out / "lockstep_ab.json").read_text())
+        names = [(row["model"], row["tree"]) for row in record["rows"]]
+        command = record["command"]
+    except FileNotFoundError:
+        names = [tuple(folder.parent.name.split("_", 1)) for folder in sorted(out.glob("*_*/no_pressure.json"))]
+        command = "(no lockstep_ab.json)"
+    if not names:
+        raise ValueError(f"{out} holds no lockstep records")
+    return (command, list(dict.fromkeys(model for model, _ in names)),
+            list(dict.fromkeys(tree for _, tree in names)))
+
+
 def report(out: Path) -> None:
     """Prints the details of the lockstep call whose records are in OUT."""
-    record = json.loads((out / "lockstep_ab.json").read_text())
-    print(f"{out}: {record['command']}")
-    models = list(dict.fromkeys(row["model"] for row in record["rows"]))
-    trees = list(dict.fromkeys(row["tree"] for row in record["rows"]))
+    command, models, trees = call(out)
+    print(f"{out}: {command}")
     rows = [row for row in summary(out, models, trees) if row["status"] == "ok"]
     against_first(rows)
     for row in rows:
@@ -58,5 +73,8 @@ def report(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    for folder in sys.argv[1:]:
-        report(Path(folder))
+    try:
+        for folder in sys.argv[1:]:
+            report(Path(folder))
+    except (OSError, ValueError, KeyError) as error:
+        sys.exit(print(f"lockstep_report: {error}", file=sys.stderr) or 2)

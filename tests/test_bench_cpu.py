@@ -1670,6 +1670,27 @@ def test_lockstep_ab_trains_the_fp32_transformers_as_their_workloads(capsys, tmp
     assert row["model"] == "gpt2-fp32" and row["pairs"] == [2.9] and row["repeated_plan_launches"] == 10.0
 
 
+def test_lockstep_ab_stops_before_a_round_that_would_end_past_its_time_and_keeps_each_rounds_record(
+        monkeypatch, capsys, tmp_path):
+    (ab,) = load("lockstep_ab")
+    clock = [0.0]
+    records = []
+
+    def pair(command, **kwargs):  # each pair takes 10 s; the record so far is on disk before the next round
+        records.append((tmp_path / "out" / "lockstep_ab.json").exists())
+        clock[0] += 10.0
+        return ab.subprocess.CompletedProcess(command, 0, "gpt2: deepum / none = 2.4\n", "")
+
+    monkeypatch.setattr(ab.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(ab.subprocess, "run", pair)
+    assert ab.main(["--out", str(tmp_path / "out"), "--models", "gpt2", "--rounds", "5", "--stop-after", "25"]) == 0
+    out = capsys.readouterr().out
+    assert records == [False, True], "two rounds of 10 s fit in 25 s, a third would end at 30 s"
+    assert "stopped before round 3: it would end past 25 s" in out
+    record = json.loads((tmp_path / "out" / "lockstep_ab.json").read_text())
+    assert record["rows"] == [{"model": "gpt2", "tree": "this_tree", "status": "no record"}]
+
+
 def test_lockstep_ab_takes_a_config_as_a_tree_of_this_checkout(capsys, tmp_path):
     (ab,) = load("lockstep_ab")
     config = tmp_path / "no_invalidate.json"
