@@ -133,10 +133,12 @@ class DeepUMConfig:
                                                    "embedding table, whose kernels read and write only the rows "
                                                    "they look up")
     host_map_keep_uses: int = _size(3, 0, 16, "host mapping: a block it would map stays migrated if the last "
-                                              "iteration used it in at least this many launches and the capacity "
+                                              "iteration went over it in at least this many passes (launches that "
+                                              "used it, a run of consecutive launches counted once: a kernel split "
+                                              "over consecutive launches goes over each part once) and the capacity "
                                               "holds it beside the other blocks used within the mapped blocks' span "
-                                              "(most uses first): a block read over the link at each of several "
-                                              "uses crosses it more often than one migrated in and out once; "
+                                              "(most passes first): a block read over the link in each of several "
+                                              "passes crosses it more often than one migrated in and out once; "
                                               "0 maps every block that qualifies")
     wake_percent: int = _size(90, 0, 100, "every mode: the engine sleeps (no launch hook, no policy work) while "
                                           "deepum's live managed segments hold at most this percentage of the "

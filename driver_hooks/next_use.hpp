@@ -212,9 +212,18 @@ class NextUseEviction {
     }
   }
 
-  // The launches of the last ended iteration that used `block`, as short_lived counts them.
-  size_t counted_uses(int64_t block) const {
-    return size_t(block) < last_counted_.blocks() ? last_counted_.of(block).size() : 0;
+  // The passes over `block` in the last ended iteration: the launches that used it, as short_lived
+  // counts them, a run of consecutive launches counted once (a kernel split over consecutive
+  // launches goes over each part of the block once).
+  size_t passes(int64_t block) const {
+    if (size_t(block) >= last_counted_.blocks()) return 0;
+    size_t runs = 0;
+    const uint32_t* previous = nullptr;
+    for (const uint32_t& p : last_counted_.of(block)) {
+      runs += previous == nullptr || p != *previous + 1;
+      previous = &p;
+    }
+    return runs;
   }
 
   // Blocks outside those `chosen(block)` names that the last ended iteration used (as short_lived

@@ -25,7 +25,7 @@ void bind_next_use(py::module_& m) {
             return blocks;
           },
           py::arg("most_uses"), py::arg("span_percent"), py::arg("indexed_any_span"))
-      .def("counted_uses", &NextUseEviction::counted_uses, py::arg("block"))
+      .def("passes", &NextUseEviction::passes, py::arg("block"))
       .def(
           "used_beside",
           [](const NextUseEviction& e, const std::set<int64_t>& chosen) {

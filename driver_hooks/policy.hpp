@@ -590,8 +590,8 @@ class Policy {
     }
   }
 
-  // host_map_keep_uses: the blocks of `chosen` (ascending) the last iteration used in at least that
-  // many launches leave it, most uses first (ties: ascending numbers), as many as the capacity holds
+  // host_map_keep_uses: the blocks of `chosen` (ascending) the last iteration went over in at least
+  // that many passes leave it, most passes first (ties: ascending numbers), as many as the capacity holds
   // beside the other blocks used within the chosen blocks' span; they stay migrated.
   void keep_migrated(const NextUseEviction& counts, std::vector<Block>& chosen) const {
     const size_t least = options_.host_map_keep_uses;
@@ -601,9 +601,9 @@ class Policy {
     if (int64_t(used) >= capacity_) return;
     std::vector<Block> ranked;
     for (Block b : chosen)
-      if (counts.counted_uses(int64_t(b)) >= least) ranked.push_back(b);
+      if (counts.passes(int64_t(b)) >= least) ranked.push_back(b);
     const auto more_uses = [&](Block x, Block y) {
-      const size_t ux = counts.counted_uses(int64_t(x)), uy = counts.counted_uses(int64_t(y));
+      const size_t ux = counts.passes(int64_t(x)), uy = counts.passes(int64_t(y));
       return ux != uy ? ux > uy : number(x) < number(y);
     };
     std::sort(ranked.begin(), ranked.end(), more_uses);

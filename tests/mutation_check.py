@@ -94,8 +94,10 @@ MUTATIONS = {
     "host-map-keeps-beyond-the-room": (
         "driver_hooks/policy.hpp", "ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));", ""),
     "host-map-keeps-too-few-uses": (
-        "driver_hooks/policy.hpp", "if (counts.counted_uses(int64_t(b)) >= least) ranked.push_back(b);",
-        "if (counts.counted_uses(int64_t(b)) + 1 >= least) ranked.push_back(b);"),
+        "driver_hooks/policy.hpp", "if (counts.passes(int64_t(b)) >= least) ranked.push_back(b);",
+        "if (counts.passes(int64_t(b)) + 1 >= least) ranked.push_back(b);"),
+    "host-map-counts-each-launch-a-pass": (
+        "driver_hooks/next_use.hpp", "runs += previous == nullptr || p != *previous + 1;", "runs += 1;"),
     "host-map-room-misses-the-span-end": (
         "driver_hooks/next_use.hpp", "return p >= first && p <= last; });", "return p >= first && p < last; });"),
     "host-map-without-pressure": (

@@ -156,8 +156,8 @@ class NativeChoosesAsTheSpecification(RuleBasedStateMachine):
         the span of a chosen set's uses (host mapping's candidates, and arbitrary sets)."""
         if not hasattr(self, "spec"):
             return
-        assert [self.native.counted_uses(b) for b in range(BLOCKS + 1)] == \
-            [self.spec.counted_uses(b) for b in range(BLOCKS + 1)]
+        assert [self.native.passes(b) for b in range(BLOCKS + 1)] == \
+            [self.spec.passes(b) for b in range(BLOCKS + 1)]
         for chosen in (set(self.spec.short_lived(2, 30, False)), set(range(0, BLOCKS, 2)), {BLOCKS - 1}, set()):
             assert self.native.used_beside(chosen) == self.spec.used_beside(chosen), sorted(chosen)
 
@@ -317,6 +317,21 @@ def test_host_mapping_counts_the_uses_of_a_blocks_latest_data_and_no_fill(make):
 
 
 @pytest.mark.parametrize("make", [NextUseEviction, _native.NextUseEviction])
+def test_a_run_of_consecutive_launches_is_one_pass_over_a_block(make):
+    """Block 7 is used at launches 1, 2, 3, 10, 12 and 13 of 20: three passes (1-3, 10, 12-13); block 8
+    once, block 9 never."""
+    eviction = make(1)
+    eviction.start_iteration(0)
+    for launch in (1, 2, 3, 10, 12, 13):
+        eviction.use(7, launch, False)
+        eviction.count_use(7, launch, False, False)
+    eviction.use(8, 5, False)
+    eviction.count_use(8, 5, False, False)
+    eviction.start_iteration(20)
+    assert [eviction.passes(b) for b in (7, 8, 9)] == [3, 1, 0]
+
+
+@pytest.mark.parametrize("make", [NextUseEviction, _native.NextUseEviction])
 def test_the_blocks_used_beside_a_chosen_set_are_those_used_within_its_span(make):
     """Of 100 launches, block 7 is used at 90 and 95, block 8 at 10 and 96, block 9 at 92 and block 10
     at 95 and 99: beside {7} (90..95), 9 and 10 are used; beside {7, 8} (10..96), 9 and 10 too; beside
@@ -328,7 +343,7 @@ def test_the_blocks_used_beside_a_chosen_set_are_those_used_within_its_span(make
             eviction.use(block, launch, False)
             eviction.count_use(block, launch, False, False)
     eviction.start_iteration(100)
-    assert [eviction.counted_uses(b) for b in (7, 8, 9, 10, 11)] == [2, 2, 1, 2, 0]
+    assert [eviction.passes(b) for b in (7, 8, 9, 10, 11)] == [2, 2, 1, 2, 0]
     assert eviction.used_beside({7}) == 2
     assert eviction.used_beside({7, 8}) == 2
     assert eviction.used_beside({9}) == 0

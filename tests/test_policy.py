@@ -624,19 +624,25 @@ def test_a_kept_warm_start_maps_the_blocks_its_state_had_mapped_a_start_earlier_
     assert starts["warm"] == ([] if foreign else [("map_host", 4), ("map_host", 5)])
 
 
-# As BRIEF, but the optimizer's state (4 and 5) is used twice, each time beside a block used throughout
-# (0, then 1): two other blocks are used within the state's span.
-BESIDE = BRIEF[:8] + [(28, [4, 5, 0]), (29, [4, 5, 1])]
+# As BRIEF, but the optimizer's state (4 and 5) is gone over in two passes, each beside a block used
+# throughout (0, then 1), with a launch over block 0 between them: two other blocks are used within the
+# state's span. In ONE_PASS the two launches over the state follow each other: one pass.
+BESIDE = BRIEF[:8] + [(28, [4, 5, 0]), (30, [0]), (29, [4, 5, 1])]
+ONE_PASS = BRIEF[:8] + [(28, [4, 5, 0]), (29, [4, 5, 1])]
 
 
-@pytest.mark.parametrize("capacity, least, kept", [(3, 2, {4}), (4, 2, {4, 5}), (4, 3, set()), (4, 0, set())])
-def test_a_block_host_mapping_chose_stays_migrated_where_it_has_the_uses_and_the_room(capacity, least, kept):
-    """With host_map_keep_uses 2, blocks 4 and 5 (two uses each) stay migrated as far as the capacity
+@pytest.mark.parametrize("program, capacity, least, kept", [
+    (BESIDE, 3, 2, {4}), (BESIDE, 4, 2, {4, 5}), (BESIDE, 4, 3, set()), (BESIDE, 4, 0, set()),
+    (ONE_PASS, 4, 2, set()), (ONE_PASS, 4, 1, {4, 5})])
+def test_a_block_host_mapping_chose_stays_migrated_where_it_has_the_passes_and_the_room(program, capacity, least,
+                                                                                      kept):
+    """With host_map_keep_uses 2, blocks 4 and 5 (two passes each) stay migrated as far as the capacity
     holds them beside blocks 0 and 1: one (the lower) in three blocks, both in four; the others are
-    mapped. With 3, or 0, both are mapped."""
-    pair = _both("deepum", capacity, host_map_uses=2, host_map_span_percent=20, host_map_keep_uses=least)
-    _teach(pair, BESIDE, times=2)
-    moves = _launch_all(pair, BESIDE)
+    mapped. With 3, or 0, both are mapped. Gone over in one pass of two launches, they stay migrated
+    with 1, not with 2."""
+    pair = _both("deepum", capacity, host_map_uses=2, host_map_span_percent=30, host_map_keep_uses=least)
+    _teach(pair, program, times=2)
+    moves = _launch_all(pair, program)
     for block in (4, 5):
         assert pair.spec.host_mapped(block) == pair.native.host_mapped(block) == (block not in kept)
         migrated = {m for m in moves if m[1] == block and m[0] in ("demand", "prefetch", "populate")}

@@ -188,10 +188,13 @@ class NextUseEviction:
                 chosen.append(block)
         return sorted(chosen)
 
-    def counted_uses(self, block: int) -> int:
-        """The launches of the last ended iteration that used `block`, as short_lived counts them."""
-        b = self._blocks.get(block)
-        return len(b.last_counted) if b else 0
+    def passes(self, block: int) -> int:
+        """The passes over `block` in the last ended iteration: the launches that used it, as
+        short_lived counts them, a run of consecutive launches counted once (a kernel split over
+        consecutive launches, as a multi-tensor kernel over a long tensor list is, goes over each part
+        of the block once)."""
+        uses = self._blocks[block].last_counted if block in self._blocks else []
+        return sum(1 for i, p in enumerate(uses) if i == 0 or p != uses[i - 1] + 1)
 
     def used_beside(self, chosen: set[int]) -> int:
         """Blocks outside `chosen` that the last ended iteration used (as short_lived counts uses)

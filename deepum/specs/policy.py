@@ -42,8 +42,8 @@ zero-filled in the first step, in memory earlier tensors of that step used) or, 
 whatever their span (an embedding table: its lookups and its sparse update read and write only the rows
 they name), and not dead, are mapped from the host (``map_host``; none is demanded, prefetched or counted resident while
 mapped: its kernels read and write it over the link), but for those that stay migrated (with
-``host_map_keep_uses``: the chosen blocks used in at least that many launches, most uses first, ties
-ascending, as many as the capacity less the other blocks the last iteration used within the chosen
+``host_map_keep_uses``: the chosen blocks the last iteration went over in at least that many passes,
+consecutive launches counted as one pass, most passes first, ties ascending, as many as the capacity less the other blocks the last iteration used within the chosen
 blocks' span, deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given
 back to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
 mapped, each ascending. A chosen block that is resident stays so until room is needed: such blocks
@@ -511,13 +511,14 @@ class Policy:
 
     def _kept_migrated(self, chosen: set[int]) -> set[int]:
         """The blocks host mapping chose that stay migrated (``host_map_keep_uses``): those the last
-        iteration used in at least that many launches, most uses first (ties: ascending), as many as
-        the capacity holds beside the other blocks used within the chosen blocks' span."""
+        iteration went over in at least that many passes (NextUseEviction.passes), most passes first
+        (ties: ascending), as many as the capacity holds beside the other blocks used within the chosen
+        blocks' span."""
         least = self.config.host_map_keep_uses
         if not least:
             return set()
         room = self.capacity - self._next_use.used_beside(chosen)
-        uses = {b: self._next_use.counted_uses(b) for b in chosen}
+        uses = {b: self._next_use.passes(b) for b in chosen}
         ranked = sorted((b for b in chosen if uses[b] >= least), key=lambda b: (-uses[b], b))
         return set(ranked[:max(room, 0)])
 
