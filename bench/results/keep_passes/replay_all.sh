@@ -2,7 +2,8 @@
 # Replays the recorded traces with host_map_keep_uses 3 counted in passes (keep3.json of
 # bench/results/keep_migrated on this tree), writing replays/<trace>_<capacity>_passes.json; summary.py
 # sets them beside that folder's replays of 0 and of 3 counted in launches. Run from the repository
-# root, two replays at a time.
+# root, two replays at a time; then the synthetic irregular workloads with 0 and 3 as variants
+# (bench/irregular.py) to irregular.json and irregular.txt.
 set -e
 D=bench/results/keep_passes
 mkdir -p $D/replays
@@ -14,3 +15,5 @@ while read -r name trace capacity; do
   if [ ${#pids[@]} -ge 2 ]; then wait "${pids[@]}"; pids=(); fi
 done < <(grep -v '^#' bench/recorded_traces.txt)
 wait
+python3 bench/irregular.py --config bench/results/keep_migrated/keep0.json --config bench/results/keep_migrated/keep3.json \
+  -o $D/irregular.json > $D/irregular.txt
