@@ -17,12 +17,13 @@ SWEEP_GPU = {"0.50": (4.324, 0.4007), "0.75": (3.172, 0.3283)}
 
 def agreement(out: Path) -> dict[str, float]:
     """Per fraction, the replayed speed-up over `um` divided by the GPU's (printed with the medians)."""
+    times = {fraction: {policy: statistics.median(i["time_s"] for i in json.loads(
+        (out / f"replay_{policy}_b{fraction}.json").read_text())["per_iteration"][3:8])
+        for policy in ("um", "deepum", "oracle")} for fraction in SWEEP_GPU}
     print(f"replays of bench/results/gpu_check/trace.npz in {out}, median of iterations 3-7")
     ratios = {}
     for fraction, (um_gpu, deepum_gpu) in SWEEP_GPU.items():
-        time = {policy: statistics.median(i["time_s"] for i in json.loads(
-            (out / f"replay_{policy}_b{fraction}.json").read_text())["per_iteration"][3:8])
-            for policy in ("um", "deepum", "oracle")}
+        time = times[fraction]
         replayed, gpu = time["um"] / time["deepum"], um_gpu / deepum_gpu
         ratios[fraction] = replayed / gpu
         print(f"  {fraction}: um {time['um']:.3f} s, deepum {time['deepum']:.4f} s, oracle {time['oracle']:.4f} s;"
@@ -31,5 +32,8 @@ def agreement(out: Path) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    for folder in sys.argv[1:]:
-        agreement(Path(folder))
+    try:
+        for folder in sys.argv[1:]:
+            agreement(Path(folder))
+    except (OSError, ValueError, KeyError, TypeError, statistics.StatisticsError) as error:
+        sys.exit(print(f"sweep_agreement: {error}", file=sys.stderr) or 2)

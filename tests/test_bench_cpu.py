@@ -6,11 +6,12 @@ import gzip
 import types
 import json
 import math
+import subprocess
 import sys
 
 import pytest
 
-from bench_scripts import load, use_stub_train
+from bench_scripts import BENCH, load, use_stub_train
 
 bench_report, bounds, modes, physical_limit, run_all, bench_train, thread_time, workloads = load(
     "bench_report", "bounds", "modes", "physical_limit", "run_all", "train", "thread_time", "workloads")
@@ -1264,7 +1265,6 @@ def test_policy_cache_misses_needs_valgrind(refusal_on_trace, monkeypatch):
 def test_policy_cache_misses_counts_per_launch_of_the_counted_iterations(small_trace_path, tmp_path, monkeypatch):
     """valgrind replaced by the child run in-process and made-up totals: the record divides callgrind's
     totals by the counted launches, and the counted hits and misses are those after the zeroing."""
-    import subprocess
     from pathlib import Path
     (misses,) = load("policy_cache_misses")
     monkeypatch.setattr(misses.shutil, "which", lambda name: "/usr/bin/" + name)
@@ -1709,7 +1709,6 @@ def test_lockstep_ab_takes_a_config_as_a_tree_of_this_checkout(capsys, tmp_path)
 
 def test_lockstep_ab_builds_a_patch_and_an_archive_in_copies(monkeypatch, tmp_path):
     (ab,) = load("lockstep_ab")
-    import subprocess
     import tarfile
 
     checkout = tmp_path / "checkout"
@@ -1803,6 +1802,14 @@ def test_lockstep_report_details_each_tree_of_a_call(tmp_path, capsys):
     assert "H2D 3.000 GB, D2H 2.000 GB a step" in out and "even steps minus odd, ms: 10 10" in out
     assert "parameters ['aa'] (2 deepum, 2 none runs); CUDA errors 1; faults a step 0.5" in out
     assert "parameters ['aa', 'bb']" in out, "a run unlike the others shows its own hash"
+
+
+@pytest.mark.parametrize("script, argument", [("sweep_agreement", "missing"), ("lockstep_report", ".")])
+def test_the_report_scripts_name_a_folder_without_their_records_in_one_line(tmp_path, script, argument):
+    run = subprocess.run([sys.executable, str(BENCH / f"{script}.py"), str(tmp_path / argument)],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and run.stdout == ""
+    assert len(run.stderr.splitlines()) == 1 and run.stderr.startswith(f"{script}: ")
 
 
 def test_sweep_agreement_sets_the_replayed_speed_up_against_the_gpus(tmp_path, capsys):
