@@ -908,6 +908,35 @@ def small_trace_path(tmp_path_factory):
     return path
 
 
+def test_knob_sweep_replays_each_value_against_the_base(small_trace_path, tmp_path, capsys):
+    (sweep,) = load("knob_sweep")
+    from deepum.config import DeepUMConfig
+    from deepum.offline.simulator import simulate
+    trace = _small_trace()
+    capacity = trace.footprint_bytes() // 2
+    out = tmp_path / "sweep.json"
+    assert sweep.main(["--trace", str(small_trace_path), "--capacity", str(capacity), "--from-iteration", "1",
+                       "--knob", "lookahead=2,64", "--knob", 'eviction="lru"', "-o", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert [row["setting"] for row in record["rows"]] == [None, {"lookahead": 2}, {"lookahead": 64}, {"eviction": "lru"}]
+    assert record["rows"][0]["time_vs_base"] == 1.0 and record["capacity_bytes"] == capacity
+    lru = simulate(trace, "deepum", capacity, config=DeepUMConfig(eviction="lru"))
+    steady = sorted(i["time_s"] for i in lru.per_iteration[1:])  # iterations 1-3 of 4
+    assert record["rows"][3]["time_s"] == pytest.approx(steady[1])
+    assert record["rows"][3]["time_vs_base"] == pytest.approx(record["rows"][3]["time_s"] / record["rows"][0]["time_s"])
+    assert "lookahead=64" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("knob, message", [("nosuch=1", "--knob nosuch: not a DeepUMConfig key"),
+                                           ("lookahead=0", "--knob lookahead=0: DeepUMConfig.lookahead"),
+                                           ("lookahead", "is not KEY=V1,V2,..."), ("lookahead=x", "must be JSON")])
+def test_knob_sweep_refuses_a_bad_knob(small_trace_path, tmp_path, capsys, knob, message):
+    (sweep,) = load("knob_sweep")
+    with pytest.raises(SystemExit) as exc:
+        sweep.main(["--trace", str(small_trace_path), "--capacity", "64MiB", "--knob", knob, "-o", str(tmp_path / "x")])
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
 def test_timed_launches_decide_as_launches_one_by_one():
     np = pytest.importorskip("numpy")
     from deepum import _native
