@@ -602,11 +602,11 @@ class Policy {
     std::vector<Block> ranked;
     for (Block b : chosen)
       if (counts.passes(int64_t(b)) >= least) ranked.push_back(b);
-    const auto more_uses = [&](Block x, Block y) {
-      const size_t ux = counts.passes(int64_t(x)), uy = counts.passes(int64_t(y));
-      return ux != uy ? ux > uy : number(x) < number(y);
+    const auto more_passes = [&](Block x, Block y) {
+      const size_t px = counts.passes(int64_t(x)), py = counts.passes(int64_t(y));
+      return px != py ? px > py : number(x) < number(y);
     };
-    std::sort(ranked.begin(), ranked.end(), more_uses);
+    std::sort(ranked.begin(), ranked.end(), more_passes);
     ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));
     std::sort(ranked.begin(), ranked.end());
     chosen.erase(std::remove_if(chosen.begin(), chosen.end(),

@@ -43,8 +43,8 @@ whatever their span (an embedding table: its lookups and its sparse update read 
 they name), and not dead, are mapped from the host (``map_host``; none is demanded, prefetched or counted resident while
 mapped: its kernels read and write it over the link), but for those that stay migrated (with
 ``host_map_keep_uses``: the chosen blocks the last iteration went over in at least that many passes,
-consecutive launches counted as one pass, most passes first, ties ascending, as many as the capacity less the other blocks the last iteration used within the chosen
-blocks' span, deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given
+consecutive launches counted as one pass, most passes first, ties ascending, as many as the capacity
+less the other blocks the last iteration used within the chosen blocks' span, deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given
 back to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
 mapped, each ascending. A chosen block that is resident stays so until room is needed: such blocks
 are then the victims (ascending, any but the running kernel's; its next use reads it over the link)
@@ -518,8 +518,8 @@ class Policy:
         if not least:
             return set()
         room = self.capacity - self._next_use.used_beside(chosen)
-        uses = {b: self._next_use.passes(b) for b in chosen}
-        ranked = sorted((b for b in chosen if uses[b] >= least), key=lambda b: (-uses[b], b))
+        passes = {b: self._next_use.passes(b) for b in chosen}
+        ranked = sorted((b for b in chosen if passes[b] >= least), key=lambda b: (-passes[b], b))
         return set(ranked[:max(room, 0)])
 
     def _follow(self, step) -> None:
