@@ -88,10 +88,9 @@ def figures(result, from_iteration: int) -> dict:
 
 def sweep(trace, capacity: int, base: DeepUMConfig, settings: list, from_iteration: int) -> list[dict]:
     """The base's replay, then one per (setting, config) of `settings`, each with its ratio to the base."""
-    rows = [{"setting": None, **figures(simulate(trace, "deepum", capacity, config=base), from_iteration)}]
-    for (key, value), config in settings:
-        rows.append({"setting": {key: value}, **figures(simulate(trace, "deepum", capacity, config=config),
-                                                          from_iteration)})
+    rows = [{"setting": None if setting is None else dict([setting]),
+             **figures(simulate(trace, "deepum", capacity, config=config), from_iteration)}
+            for setting, config in [(None, base), *settings]]
     for row in rows:
         row["time_vs_base"] = row["time_s"] / rows[0]["time_s"]
     return rows

@@ -7,18 +7,18 @@ another revision's files (.tgz, e.g. `git archive REV driver_hooks deepum/runtim
 SOURCE a DeepUMConfig JSON file (.json) for its deepum runs in place of --deepum-config, so that
 settings take turns too. Each round runs one pair per model and tree, the trees in the order given;
 rounds stop after --rounds, or before a round that, as long as the longest so far, would end past
---stop-after seconds. The models are the 24-layer GPT-2
-and BERT-Large in bf16 with fused AdamW (gpt2, bert-large; the default) or in fp32 with foreach Adam
-(gpt2-fp32, bert-large-fp32) at half their footprints (deepum's capacity), --steps steps
-(default 14) of which --warmup (default 4) warm-up: more steps a pair narrow its ratio where the
+--stop-after seconds. The models are the 24-layer GPT-2 and BERT-Large in bf16 with fused AdamW
+(gpt2, bert-large; the default) or in fp32 with foreach Adam (gpt2-fp32, bert-large-fp32) at half
+their footprints (deepum's capacity), --steps steps (default 14) of which --warmup (default 4) warm-up: more steps a pair narrow its ratio where the
 in-memory step drifts from step to step, and a longer warm-up measures the steps after deepum starts
 repeating remembered plans (BERT-Large's from its sixteenth iteration). Records: OUT/<model>_<tree>/
 as no_pressure.py writes them (its --resume adds a pair a round), and OUT/lockstep_ab.json: per model
 and tree the pairs, deepum's and `none`'s medians of their runs' median steps and the hook's parts, and
 for each tree after the first its pairs, deepum's run medians and none's against the first tree's of
 the same round (ratios, their median, the rounds it came lower), rewritten after every round so that a
-call cut short keeps the rounds it finished, and printed as a table at the end. Where `none`'s steps drift, the pairs of two trees can
-differ while deepum's own steps do not: the three comparisons side by side tell which.
+call cut short keeps the rounds it finished, and printed as a table at the end. Where `none`'s steps
+drift, the pairs of two trees can differ while deepum's own steps do not: the three comparisons side
+by side tell which.
 
     python3 bench/lockstep_ab.py --out $OUT/records --tree before=out/old_engine.tgz --rounds 3
 """
@@ -299,6 +299,7 @@ def write_record(args: argparse.Namespace, trees: list[str]) -> list[dict]:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "lockstep_ab.json").write_text(json.dumps(record, indent=1) + "\n")
     return rows
+
 
 if __name__ == "__main__":
     sys.exit(main())

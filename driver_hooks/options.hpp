@@ -30,7 +30,7 @@ struct Options {
   size_t host_map_uses = 0;        // host mapping: most launches of an iteration using a block mapped from the host
   size_t host_map_span_percent = 100;  // host mapping: most of an iteration's launches its uses span, in percent
   bool host_map_indexed = false;   // host mapping: also blocks only indexed kernels used, whatever their span
-  size_t host_map_keep_uses = 0;   // host mapping: a block used in this many launches stays migrated where room allows
+  size_t host_map_keep_uses = 0;   // host mapping: a block gone over in this many passes stays migrated where room allows
   size_t wake_percent = 0;         // the engine sleeps until the managed segments pass this share of the capacity
   bool populate_segments = false;  // deepum: while asleep, a new managed segment is populated on the GPU when made
   bool prefetch = true, pre_evict = true, invalidate = true;

@@ -45,9 +45,10 @@
 //   block that is resident stays so until room is needed: such blocks are then the victims
 //   (ascending, any but the running kernel's) unless the replacement rule's victim is dead, each
 //   mapped as it leaves with the eviction's copy (dead by then: evicted as any other), so mapping
-//   moves nothing in an iteration that lacks no room. With host_map_keep_uses, the chosen blocks used
-//   in at least that many launches stay migrated, most uses first (ties ascending), as many as the
-//   capacity holds beside the other blocks used within the chosen blocks' span (keep_migrated).
+//   moves nothing in an iteration that lacks no room. With host_map_keep_uses, the chosen blocks the
+//   last iteration went over in at least that many passes (runs of consecutive launches) stay
+//   migrated, most passes first (ties ascending), as many as the capacity holds beside the other
+//   blocks used within the chosen blocks' span (keep_migrated).
 // Adapters execute the decisions: the engine issues migrations, the simulator charges their cost.
 //
 // A warm start (deepum): save_state() gives what the policy has learned (the correlation tables, the
@@ -599,18 +600,19 @@ class Policy {
     const size_t used = counts.used_beside(
         [&](size_t b) { return std::binary_search(chosen.begin(), chosen.end(), Block(b)); });
     if (int64_t(used) >= capacity_) return;
-    std::vector<Block> ranked;
+    std::vector<std::pair<size_t, Block>> ranked;  // (passes, block)
     for (Block b : chosen)
-      if (counts.passes(int64_t(b)) >= least) ranked.push_back(b);
-    const auto more_passes = [&](Block x, Block y) {
-      const size_t px = counts.passes(int64_t(x)), py = counts.passes(int64_t(y));
-      return px != py ? px > py : number(x) < number(y);
+      if (const size_t passes = counts.passes(int64_t(b)); passes >= least) ranked.emplace_back(passes, b);
+    const auto more_passes = [&](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : number(x.second) < number(y.second);
     };
     std::sort(ranked.begin(), ranked.end(), more_passes);
     ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));
-    std::sort(ranked.begin(), ranked.end());
+    std::vector<Block> kept;
+    for (const auto& [passes, b] : ranked) kept.push_back(b);
+    std::sort(kept.begin(), kept.end());
     chosen.erase(std::remove_if(chosen.begin(), chosen.end(),
-                                [&](Block b) { return std::binary_search(ranked.begin(), ranked.end(), b); }),
+                                [&](Block b) { return std::binary_search(kept.begin(), kept.end(), b); }),
                  chosen.end());
   }
 

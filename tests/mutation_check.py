@@ -94,8 +94,8 @@ MUTATIONS = {
     "host-map-keeps-beyond-the-room": (
         "driver_hooks/policy.hpp", "ranked.resize(std::min(ranked.size(), size_t(capacity_) - used));", ""),
     "host-map-keeps-too-few-uses": (
-        "driver_hooks/policy.hpp", "if (counts.passes(int64_t(b)) >= least) ranked.push_back(b);",
-        "if (counts.passes(int64_t(b)) + 1 >= least) ranked.push_back(b);"),
+        "driver_hooks/policy.hpp", "passes >= least) ranked.emplace_back(passes, b);",
+        "passes + 1 >= least) ranked.emplace_back(passes, b);"),
     "host-map-counts-each-launch-a-pass": (
         "driver_hooks/next_use.hpp", "runs += previous == nullptr || p != *previous + 1;", "runs += 1;"),
     "host-map-room-misses-the-span-end": (

@@ -44,8 +44,9 @@ they name), and not dead, are mapped from the host (``map_host``; none is demand
 mapped: its kernels read and write it over the link), but for those that stay migrated (with
 ``host_map_keep_uses``: the chosen blocks the last iteration went over in at least that many passes,
 consecutive launches counted as one pass, most passes first, ties ascending, as many as the capacity
-less the other blocks the last iteration used within the chosen blocks' span, deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given
-back to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
+less the other blocks the last iteration used within the chosen blocks' span,
+deepum.specs.next_use.NextUseEviction.used_beside); mapped blocks that no longer qualify are given back
+to migration (``map_gpu``; they come back on demand). Blocks given back come first, then blocks
 mapped, each ascending. A chosen block that is resident stays so until room is needed: such blocks
 are then the victims (ascending, any but the running kernel's; its next use reads it over the link)
 unless the replacement rule's victim is dead (it leaves without a copy), and each is mapped as it leaves
