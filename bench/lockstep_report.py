@@ -1,8 +1,10 @@
 """The details of a lockstep call's records (bench/lockstep_ab.py's --out folder): per model and tree,
 the pairs' ratios (deepum / `none`, each pair's median steps), the per-round ratios to the first tree's
 pairs and deepum's and `none`'s run medians, the bytes each run moved a step (GB), the GPU's busy and
-idle time and the hook's time a step, each deepum run's even steps' median minus its odd steps'
-(steps 4 on, ms), and whether every run is bitwise equal to `none` with no CUDA error. A call cut short
+idle time and the hook's time a step, the UVM-path bound (bench/bounds.py, at the records' rates,
+overlapped with the `none` step) against the `none` step and deepum's, the bytes brought in against
+touched - capacity, each deepum run's even steps' median minus its odd steps' (steps 4 on, ms), and
+whether every run is bitwise equal to `none` with no CUDA error. A call cut short
 before its first round's end has no lockstep_ab.json: its models and trees are then its folders' names.
 
     python3 bench/lockstep_report.py FOLDER [FOLDER ...]
@@ -16,7 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bounds import uvm_path_s  # noqa: E402
 from lockstep_ab import against_first, summary  # noqa: E402
+from physical_limit import Link  # noqa: E402
 
 GB = 1e9
 VERSUS = (("against_first", "pairs"), ("deepum_against_first", "deepum's run medians"),
@@ -44,6 +48,21 @@ def call(out: Path) -> tuple[str, list[str], list[str]]:
             list(dict.fromkeys(tree for _, tree in names)))
 
 
+def against_bounds(deepum: list[dict], deepum_step_s: float, none_step_s: float) -> str | None:
+    """The UVM-path bound of the first deepum run's bytes that must move, overlapped with the `none`
+    step, as a multiple of that step and set against deepum's step; the median bytes brought in a
+    step over touched - capacity. None when the runs carry no bounds."""
+    bounds = deepum[0].get("bounds")
+    if not bounds:
+        return None
+    link = Link(bounds["uvm_h2d_bytes_per_s"], bounds["uvm_d2h_bytes_per_s"])
+    bound_s = uvm_path_s(bounds["min_h2d_bytes"], bounds["min_d2h_bytes"], none_step_s, link)
+    h2d = statistics.median(r["h2d_bytes_per_step"] for r in deepum)
+    return (f"UVM-path bound {bound_s:.4f} s ({link.h2d_bytes_per_s / GB:.1f} GB/s in,"
+            f" {link.d2h_bytes_per_s / GB:.1f} out): {bound_s / none_step_s:.2f}x none, deepum"
+            f" {deepum_step_s / bound_s:.2f}x it; H2D {h2d / bounds['min_h2d_bytes']:.2f}x (touched - capacity)")
+
+
 def report(out: Path) -> None:
     """Prints the details of the lockstep call whose records are in OUT."""
     command, models, trees = call(out)
@@ -65,6 +84,9 @@ def report(out: Path) -> None:
               f" GPU busy {statistics.median(r['gpu_busy_s_per_step'] for r in deepum):.4f} s,"
               f" idle {statistics.median(r['gpu_idle_s_per_step'] for r in deepum):.4f} s;"
               f" hook {statistics.median(r['hook_s_per_step'] for r in deepum) * 1e3:.1f} ms")
+        bounds = against_bounds(deepum, row["deepum_step_s"], row["none_step_s"])
+        if bounds:
+            print(f"  {bounds}")
         parity = [statistics.median(r["step_s"][4::2]) - statistics.median(r["step_s"][5::2]) for r in deepum]
         print(f"  deepum's even steps minus odd, ms: {' '.join(f'{d * 1e3:.0f}' for d in parity)}")
         print(f"  parameters {sorted(hashes)} ({len(deepum)} deepum, {len(none)} none runs);"

@@ -1818,8 +1818,12 @@ def test_lockstep_report_details_each_tree_of_a_call(tmp_path, capsys):
         for i in range(2):
             common = {"parameter_sha256": "aa" if i == 0 else sha, "hook_split_s_per_step": None}
             (folder / f"gpt2_none_full_r{i}.json").write_text(json.dumps(common))
+            # the report reads the first run's bounds
+            bounds = {"min_h2d_bytes": 2e9 if tree == "this_tree" else 1e9,
+                      "min_d2h_bytes": 1e9 if tree == "this_tree" else 0.2e9,
+                      "uvm_h2d_bytes_per_s": 50e9, "uvm_d2h_bytes_per_s": 10e9} if i == 0 else None
             (folder / f"gpt2_deepum_c1_r{i}.json").write_text(json.dumps({
-                **common, "h2d_bytes_per_step": 3e9, "d2h_bytes_per_step": 2e9, "gpu_busy_s_per_step": 0.2,
+                **common, "bounds": bounds, "h2d_bytes_per_step": 3e9, "d2h_bytes_per_step": 2e9, "gpu_busy_s_per_step": 0.2,
                 "gpu_idle_s_per_step": 0.1, "hook_s_per_step": 0.03, "faults_per_step": 0.5 * i,
                 "stats": {"cuda_errors": i}, "step_s": [1.0] * 4 + [0.31, 0.30] * 10}))
     rows = [{"model": "gpt2-fp32", "tree": tree} for tree in ("this_tree", "change")]
@@ -1829,6 +1833,11 @@ def test_lockstep_report_details_each_tree_of_a_call(tmp_path, capsys):
     assert "gpt2-fp32 change: pairs 2.250 2.417, median 2.500" in out
     assert "against the first tree, by round: pairs 0.903, lower in 2 of 2; deepum's run medians 0.903" in out
     assert "H2D 3.000 GB, D2H 2.000 GB a step" in out and "even steps minus odd, ms: 10 10" in out
+    # 2 GB in at 50 GB/s and 1 GB out at 10 GB/s take turns: 0.14 s, 1.17x none's 0.12 s
+    assert ("UVM-path bound 0.1400 s (50.0 GB/s in, 10.0 out): 1.17x none, deepum 2.21x it;"
+            " H2D 1.50x (touched - capacity)") in out
+    # 1 GB in and 0.2 GB out take 0.04 s: the bound is none's 0.12 s step, the link hidden under it
+    assert "UVM-path bound 0.1200 s (50.0 GB/s in, 10.0 out): 1.00x none, deepum 2.33x it; H2D 3.00x" in out
     assert "parameters ['aa'] (2 deepum, 2 none runs); CUDA errors 1; faults a step 0.5" in out
     assert "parameters ['aa', 'bb']" in out, "a run unlike the others shows its own hash"
 
