@@ -263,7 +263,7 @@ def main(argv=None) -> int:
         else:
             folders[name] = prepare(name, sources, args.work)
             print(f"{name} built at {time.monotonic() - started:.0f} s", flush=True)
-    longest_round = 0.0
+    longest_round, rows = 0.0, None
     for pairs in range(1, args.rounds + 1):
         if time.monotonic() - started + longest_round > args.stop_after:
             print(f"stopped before round {pairs}: it would end past {args.stop_after:g} s")
@@ -281,10 +281,10 @@ def main(argv=None) -> int:
                       flush=True)
         longest_round = max(longest_round, time.monotonic() - round_started)
         if not args.dry_run:
-            write_record(args, list(folders))
+            rows = write_record(args, list(folders))
     print(f"done at {time.monotonic() - started:.0f} s")
     if not args.dry_run:
-        print_summary(write_record(args, list(folders)))
+        print_summary(rows if rows is not None else write_record(args, list(folders)))
     return 0
 
 

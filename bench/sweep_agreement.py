@@ -11,8 +11,18 @@ import statistics
 import sys
 from pathlib import Path
 
-SWEEP_GPU = {"0.50": (4.324, 0.4007), "0.75": (3.172, 0.3283)}
-"""The sweep's GPT-2 at half and three quarters of its footprint on the GPU: `um`'s and deepum's steps, s."""
+SWEEP = Path(__file__).resolve().parent / "results" / "sweep_fewer_driver_calls" / "sweep"
+"""The sweep's committed records (bench/run_all.py), whose GPT-2 runs the replays are set against."""
+
+
+def sweep_steps(fraction: str) -> tuple[float, float]:
+    """The sweep's GPT-2 at `fraction` of its footprint on the GPU: `um`'s and deepum's median steps, s."""
+    return tuple(json.loads((SWEEP / f"gpt2_{mode}_b{fraction}.json").read_text())["step_s_median"]
+                 for mode in ("um", "deepum"))
+
+
+SWEEP_GPU = {fraction: sweep_steps(fraction) for fraction in ("0.50", "0.75")}
+"""Per fraction of the footprint (half, three quarters), the sweep's `um` and deepum steps, s."""
 
 
 def agreement(out: Path) -> dict[str, float]:
