@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 from deepum.config import DeepUMConfig  # noqa: E402
-from no_pressure import MIN_MEASURED_STEPS  # noqa: E402
+from no_pressure import MAX_REPEATS, MIN_MEASURED_STEPS  # noqa: E402
 from run_all import PREBUILD  # noqa: E402
 
 THIS_TREE = "this_tree"
@@ -77,7 +77,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="another tree: .patch files over this checkout joined by +, a .tgz of files, or a "
                              "DeepUMConfig .json for this checkout (repeatable)")
     parser.add_argument("--models", default="gpt2,bert-large", help=f"comma-separated, of {', '.join(MODELS)}")
-    parser.add_argument("--rounds", type=int, default=3, help="pairs per model and tree at most (1 to 20)")
+    parser.add_argument("--rounds", type=int, default=3, help=f"pairs per model and tree at most (1 to {MAX_REPEATS})")
     parser.add_argument("--steps", type=int, default=14, help="steps a run (at most 200, default 14)")
     parser.add_argument("--warmup", type=int, default=4,
                         help="of them warm-up, not measured (default 4; at least 10 steps are measured)")
@@ -108,8 +108,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = [m for m in args.model_list if m not in MODELS]
     if unknown or not args.model_list:
         parser.error(f"--models: unknown {', '.join(unknown) or '(none given)'}; known: {', '.join(MODELS)}")
-    if not 1 <= args.rounds <= 20:
-        parser.error(f"--rounds must be 1 to 20, not {args.rounds}")
+    if not 1 <= args.rounds <= MAX_REPEATS:
+        parser.error(f"--rounds must be 1 to {MAX_REPEATS}, not {args.rounds}")
     if args.steps > 200 or args.warmup < 0 or args.steps - args.warmup < MIN_MEASURED_STEPS:
         parser.error(f"--steps {args.steps} --warmup {args.warmup}: give at most 200 steps of which at least "
                      f"{MIN_MEASURED_STEPS} measured after a warm-up of 0 or more")

@@ -59,6 +59,8 @@ MODES = ("none", "deepum")
 """The modes compared, in the order each pair runs them."""
 MIN_MEASURED_STEPS = 10
 """Fewest steps after warm-up that the check accepts."""
+MAX_REPEATS = 10
+"""Most runs of each mode per workload (--repeats)."""
 PAIR_CONFIDENCE = 0.9
 """The confidence pair_verdict's interval aims for: it drops as many extreme pairs on each side as
 keep it at least this (none below 5 pairs, where even the smallest and largest fall short of it)."""
@@ -75,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help='a budget for that workload\'s deepum runs, e.g. "gpt2=6GiB" (default: none)')
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=1, help="runs of each mode per workload, alternating (1 to 10)")
+    parser.add_argument("--repeats", type=int, default=1, help=f"runs of each mode per workload, alternating (1 to {MAX_REPEATS})")
     parser.add_argument("--tolerance", type=float, default=0.03,
                         help="largest accepted excess of deepum's median step over none's (default 0.03: 3%%)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds one run may take (default 300)")
@@ -99,8 +101,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.warmup < 0 or args.steps - args.warmup < MIN_MEASURED_STEPS:
         parser.error(f"need at least {MIN_MEASURED_STEPS} measured steps (--steps less --warmup, --warmup >= 0), "
                      f"got --steps {args.steps} --warmup {args.warmup}")
-    if not 1 <= args.repeats <= 10:
-        parser.error(f"--repeats must be from 1 to 10, got {args.repeats}")
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        parser.error(f"--repeats must be from 1 to {MAX_REPEATS}, got {args.repeats}")
     if args.tolerance < 0:
         parser.error(f"--tolerance must be at least 0, got {args.tolerance}")
     args.sizes = run_all.workload_sizes(parser, args.workloads, args.size)

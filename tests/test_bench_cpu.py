@@ -1902,7 +1902,8 @@ def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
     (["--tree", "before=missing.patch"], "no file missing.patch"),
     (["--tree", "before=PATCH+missing.patch"], "no file missing.patch"),
     (["--models", "gpt3"], "--models: unknown gpt3"),
-    (["--rounds", "0"], "--rounds must be 1 to 20, not 0"),
+    (["--rounds", "0"], "--rounds must be 1 to 10, not 0"),
+    (["--rounds", "11"], "--rounds must be 1 to 10, not 11"),
     (["--stop-after", "0"], "--stop-after must be positive"),
 ])
 def test_lockstep_ab_refuses_bad_arguments(capsys, tmp_path, argv, message):
