@@ -1854,7 +1854,7 @@ def test_sweep_agreement_sets_the_replayed_speed_up_against_the_gpus(tmp_path, c
     (sweep,) = load("sweep_agreement")
     import json
 
-    for fraction, (um, deepum) in sweep.SWEEP_GPU.items():
+    for fraction, (um, deepum) in sweep.sweep_steps(sweep.SWEEP).items():
         # iterations 3-7 replay the GPU's steps, deepum twice as slow; the others are left out
         for policy, step in (("um", um), ("deepum", 2 * deepum), ("oracle", deepum)):
             times = [99.0] * 3 + [step] * 5 + [99.0]
@@ -1862,6 +1862,16 @@ def test_sweep_agreement_sets_the_replayed_speed_up_against_the_gpus(tmp_path, c
                 json.dumps({"per_iteration": [{"time_s": t} for t in times]}))
     assert sweep.agreement(tmp_path) == pytest.approx({"0.50": 0.5, "0.75": 0.5})
     assert ": 0.50" in capsys.readouterr().out
+    # another sweep whose deepum ran four times faster than um at both fractions
+    other = tmp_path / "other"
+    other.mkdir()
+    for fraction, (um, _) in sweep.sweep_steps(sweep.SWEEP).items():
+        for mode, step in (("um", um), ("deepum", um / 4)):
+            (other / f"gpt2_{mode}_b{fraction}.json").write_text(json.dumps({"step_s_median": step}))
+    expected = {f: um / (2 * deepum) / 4 for f, (um, deepum) in sweep.sweep_steps(sweep.SWEEP).items()}
+    sweep.main([str(tmp_path), "--sweep", str(other)])
+    assert sweep.agreement(tmp_path, other) == pytest.approx(expected)
+    assert f"against {other}" in capsys.readouterr().out
 
 
 def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
