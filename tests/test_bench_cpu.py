@@ -1870,8 +1870,10 @@ def test_sweep_agreement_sets_the_replayed_speed_up_against_the_gpus(tmp_path, c
             (other / f"gpt2_{mode}_b{fraction}.json").write_text(json.dumps({"step_s_median": step}))
     expected = {f: um / (2 * deepum) / 4 for f, (um, deepum) in sweep.sweep_steps(sweep.SWEEP).items()}
     sweep.main([str(tmp_path), "--sweep", str(other)])
+    out = capsys.readouterr().out
+    assert f"against {other}" in out and ": 0.50\n" not in out
+    assert all(f": {ratio:.2f}\n" in out for ratio in expected.values())
     assert sweep.agreement(tmp_path, other) == pytest.approx(expected)
-    assert f"against {other}" in capsys.readouterr().out
 
 
 def test_lockstep_ab_sets_each_tree_against_the_first_round_by_round(capsys):
