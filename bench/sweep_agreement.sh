@@ -11,10 +11,10 @@ mkdir -p "$D"
 for pair in 0.50:6002049024 0.75:9003073536; do
   for policy in um deepum oracle; do
     command="python3 -m deepum replay bench/results/gpu_check/trace.npz --policy $policy --capacity ${pair#*:} --json"
-    $command | python3 -c "import json, sys, datetime, subprocess; r = json.load(sys.stdin); print(json.dumps({
-        'command': sys.argv[1], 'device': 'CPU (x86_64), the development machine',
-        'date': datetime.date.today().isoformat(),
-        'revision': subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip(),
-        **r}, indent=1))" "$command" > "$D/replay_${policy}_b${pair%%:*}.json"
+    $command | python3 -c "import json, sys, datetime; sys.path.insert(0, 'bench')
+from replay_throughput import cpu_model, source_revision
+print(json.dumps({'command': sys.argv[1], 'device': f'CPU ({cpu_model()}), the simulator',
+                  'date': datetime.date.today().isoformat(), 'revision': source_revision(),
+                  **json.load(sys.stdin)}, indent=1))" "$command" > "$D/replay_${policy}_b${pair%%:*}.json"
   done
 done
